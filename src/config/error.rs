@@ -1,0 +1,57 @@
+//! Configuration errors: each names the file, line, key, what is wrong and how to fix it.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// One problem found in the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file it is in (or the directory, for problems of the whole set).
+    pub file: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// Dotted key path such as `program.api.restart` (empty for file-level problems).
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub fix: Option<String>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if !self.key.is_empty() {
+            write!(f, ": {}", self.key)?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(fix) = &self.fix {
+            write!(f, "\n    fix: {fix}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Every problem found in one load, in file and line order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigErrors(pub Vec<ConfigError>);
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.len();
+        writeln!(
+            f,
+            "{n} configuration error{}:",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for e in &self.0 {
+            writeln!(f, "error: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigErrors {}

@@ -1,0 +1,326 @@
+//! Loading a `conf.d/` directory: every `*.toml` in lexical order, then the checks that span
+//! files (one `[init]`, unique names, dependencies that exist, no cycles).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use toml::de::DeTable;
+
+use super::error::{ConfigError, ConfigErrors};
+use super::reader::{Reader, get};
+use super::schema::{self, DependencyDraft, ProgramDraft};
+use super::{Condition, Config, Dependency, InitSettings, Kind, ProgramSpec, RestartPolicy};
+use crate::graph::Graph;
+
+/// Name of the program made from a `--` command.
+pub const MAIN_PROGRAM: &str = "main";
+
+/// What to load and with which environment.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The `conf.d` directory.
+    pub dir: PathBuf,
+    /// A command given after `--`: run as the `main` program.
+    pub main_command: Option<Vec<String>>,
+    /// The environment to interpolate from; `None` is ctrlinit's own.
+    pub env: Option<HashMap<String, String>>,
+}
+
+/// A program draft with the file it came from.
+struct Located {
+    draft: ProgramDraft,
+    file: PathBuf,
+    line: usize,
+}
+
+/// Loads and validates the configuration, returning every problem at once.
+pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
+    let lookup: Box<dyn Fn(&str) -> Option<String>> = match &opts.env {
+        Some(map) => {
+            let map = map.clone();
+            Box::new(move |k| map.get(k).cloned())
+        }
+        None => Box::new(|k| std::env::var(k).ok()),
+    };
+    let mut errors = Vec::new();
+    let mut init: Option<(InitSettings, String)> = None;
+    let mut programs: Vec<Located> = Vec::new();
+
+    for file in config_files(&opts.dir, opts.main_command.is_some(), &mut errors) {
+        let text = match std::fs::read_to_string(&file) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(file_error(
+                    &file,
+                    None,
+                    format!("cannot read the file: {e}"),
+                    None,
+                ));
+                continue;
+            }
+        };
+        let doc = match DeTable::parse(&text) {
+            Ok(doc) => doc,
+            Err(e) => {
+                let line = e.span().map(|s| line_of(&text, s.start));
+                errors.push(file_error(
+                    &file,
+                    line,
+                    format!("invalid TOML: {}", e.message().trim()),
+                    Some("fix the syntax at this line".into()),
+                ));
+                continue;
+            }
+        };
+        let mut r = Reader::new(&file, &text, lookup.as_ref(), &mut errors);
+        r.reject_unknown_keys(doc.get_ref(), "", &["init", "program"]);
+        if let Some(v) = get(doc.get_ref(), "init") {
+            let here = r.location(&v.span());
+            match &init {
+                Some((_, first)) => r.error(
+                    &v.span(),
+                    "init",
+                    format!("[init] is defined again (first at {first})"),
+                    Some("keep one [init] table across all files".into()),
+                ),
+                None => {
+                    if let Some(settings) = schema::read_init(&mut r, v) {
+                        init = Some((settings, here));
+                    }
+                }
+            }
+        }
+        if let Some(v) = get(doc.get_ref(), "program") {
+            if let Some(table) = r.table(v, "program") {
+                for (name, pv) in table.iter() {
+                    let name_str: &str = name.get_ref();
+                    if let Some(draft) = schema::read_program(&mut r, name_str, name.span(), pv) {
+                        let line = r.line_of(name.span().start);
+                        programs.push(Located {
+                            draft,
+                            file: file.clone(),
+                            line,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    let init = init.map(|(s, _)| s).unwrap_or_default();
+    if let Some(cmd) = &opts.main_command {
+        if let Some(existing) = programs.iter().find(|p| p.draft.spec.name == MAIN_PROGRAM) {
+            errors.push(file_error(
+                &existing.file,
+                Some(existing.line),
+                format!("the name `{MAIN_PROGRAM}` is taken by the command given after --"),
+                Some(format!("rename [program.{MAIN_PROGRAM}]")),
+            ));
+        }
+        let mut spec = ProgramSpec::new(MAIN_PROGRAM, cmd.clone(), Kind::Service);
+        spec.main = true;
+        spec.restart = RestartPolicy::Never;
+        spec.defined_at = "the command line (after --)".into();
+        programs.push(Located {
+            draft: ProgramDraft {
+                spec,
+                deps: Vec::new(),
+                max_cores: None,
+                max_reports: None,
+            },
+            file: PathBuf::from("--"),
+            line: 0,
+        });
+    }
+    let specs = check_programs(programs, &init, &mut errors);
+    if specs.is_empty() && errors.is_empty() {
+        errors.push(file_error(
+            &opts.dir,
+            None,
+            "no programs are configured".into(),
+            Some(
+                "add a [program.NAME] table to a .toml file here, or run `ctrlinit -- CMD ARGS`"
+                    .into(),
+            ),
+        ));
+    }
+    if errors.is_empty() {
+        check_cycles(&specs, &mut errors);
+    }
+    if !errors.is_empty() {
+        return Err(ConfigErrors(errors));
+    }
+    Ok(Config {
+        init,
+        programs: specs,
+        warnings: Vec::new(),
+    })
+}
+
+/// The `*.toml` files of `dir` in lexical order.
+fn config_files(dir: &Path, dir_optional: bool, errors: &mut Vec<ConfigError>) -> Vec<PathBuf> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir_optional => return Vec::new(),
+        Err(e) => {
+            errors.push(file_error(
+                dir,
+                None,
+                format!("cannot read the config directory: {e}"),
+                Some("mount the conf.d directory there, pass --config-dir DIR or set CTRLINIT_CONFIG_DIR".into()),
+            ));
+            return Vec::new();
+        }
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Settles defaults and cross-program references; returns the specs sorted by name.
+fn check_programs(
+    programs: Vec<Located>,
+    init: &InitSettings,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<ProgramSpec> {
+    let mut first_seen: HashMap<String, String> = HashMap::new();
+    let mut kinds: HashMap<String, Kind> = HashMap::new();
+    for p in &programs {
+        let name = &p.draft.spec.name;
+        let here = format!("{}:{}", p.file.display(), p.line);
+        if let Some(first) = first_seen.get(name) {
+            errors.push(file_error(
+                &p.file,
+                Some(p.line),
+                format!("program `{name}` is defined twice (first at {first})"),
+                Some("give each program one [program.NAME] table across all files".into()),
+            ));
+        } else {
+            first_seen.insert(name.clone(), here);
+            kinds.insert(name.clone(), p.draft.spec.kind);
+        }
+    }
+    let mut specs = Vec::new();
+    for Located { draft, file, .. } in programs {
+        let mut spec = draft.spec;
+        spec.max_cores = draft.max_cores.unwrap_or(init.max_cores);
+        spec.max_reports = draft.max_reports.unwrap_or(init.max_reports);
+        spec.depends_on = resolve_deps(&spec.name, &draft.deps, &kinds, &file, errors);
+        if !specs.iter().any(|s: &ProgramSpec| s.name == spec.name) {
+            specs.push(spec);
+        }
+    }
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    specs
+}
+
+fn resolve_deps(
+    name: &str,
+    deps: &[DependencyDraft],
+    kinds: &HashMap<String, Kind>,
+    file: &Path,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<Dependency> {
+    let line = |d: &DependencyDraft| Some(d.line);
+    let key = |d: &DependencyDraft| format!("program.{name}.depends_on.{}", d.name);
+    let mut out = Vec::new();
+    for d in deps {
+        let Some(kind) = kinds.get(&d.name) else {
+            let mut known: Vec<&String> = kinds.keys().collect();
+            known.sort();
+            let known: Vec<&str> = known.iter().map(|s| s.as_str()).collect();
+            errors.push(ConfigError {
+                file: file.to_path_buf(),
+                line: line(d),
+                key: key(d),
+                message: format!("`{name}` depends on `{}`, which is not defined", d.name),
+                fix: Some(format!(
+                    "define [program.{}] or depend on one of: {}",
+                    d.name,
+                    known.join(", ")
+                )),
+            });
+            continue;
+        };
+        let condition = d.condition.unwrap_or(match kind {
+            Kind::Service => Condition::Ready,
+            Kind::Oneshot => Condition::Completed,
+        });
+        if condition == Condition::Completed && *kind == Kind::Service {
+            errors.push(ConfigError {
+                file: file.to_path_buf(),
+                line: line(d),
+                key: key(d),
+                message: format!("`{}` is a service and never completes", d.name),
+                fix: Some(r#"wait for "started" or "ready" instead"#.into()),
+            });
+            continue;
+        }
+        if d.name == name {
+            errors.push(ConfigError {
+                file: file.to_path_buf(),
+                line: line(d),
+                key: key(d),
+                message: format!("dependency cycle: {name} -> {name}"),
+                fix: Some("a program cannot depend on itself".into()),
+            });
+            continue;
+        }
+        if out.iter().any(|x: &Dependency| x.name == d.name) {
+            continue;
+        }
+        out.push(Dependency {
+            name: d.name.clone(),
+            condition,
+            restart: d.restart,
+        });
+    }
+    out
+}
+
+fn check_cycles(specs: &[ProgramSpec], errors: &mut Vec<ConfigError>) {
+    let graph = Graph::new(specs);
+    for cycle in graph.cycles() {
+        let path: Vec<&str> = cycle.iter().map(|&i| specs[i].name.as_str()).collect();
+        let first = &specs[cycle[0]];
+        let (file, line) = split_location(&first.defined_at);
+        errors.push(ConfigError {
+            file,
+            line,
+            key: format!("program.{}.depends_on", first.name),
+            message: format!("dependency cycle: {}", path.join(" -> ")),
+            fix: Some("remove one of these dependencies".into()),
+        });
+    }
+}
+
+fn split_location(at: &str) -> (PathBuf, Option<usize>) {
+    match at.rsplit_once(':') {
+        Some((file, line)) => (PathBuf::from(file), line.parse().ok()),
+        None => (PathBuf::from(at), None),
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    memchr::memchr_iter(b'\n', &text.as_bytes()[..end]).count() + 1
+}
+
+fn file_error(
+    file: &Path,
+    line: Option<usize>,
+    message: String,
+    fix: Option<String>,
+) -> ConfigError {
+    ConfigError {
+        file: file.to_path_buf(),
+        line,
+        key: String::new(),
+        message,
+        fix,
+    }
+}

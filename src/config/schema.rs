@@ -1,0 +1,833 @@
+//! The config schema: reads the `[init]` table and `[program.NAME]` tables of one file into typed
+//! drafts. Cross-file checks (duplicates, dependencies, cycles) happen in `load`.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::ops::Range;
+use std::path::PathBuf;
+
+use nix::sys::resource::Resource;
+use nix::unistd::{Gid, Group, Uid, User};
+use toml::de::{DeTable, DeValue};
+
+use super::reader::{Reader, Value, get, join};
+use super::{
+    Backoff, Condition, ConsoleMode, InitSettings, Kind, LogSettings, OnExhausted, ProgramSpec,
+    ReadyCheck, ReadyProbe, RestartPolicy, RlimitSetting, RunAs, StderrMode,
+};
+
+const INIT_KEYS: &[&str] = &[
+    "stop_timeout",
+    "exit_code",
+    "log_dir",
+    "crash_dir",
+    "console",
+    "socket",
+    "socket_group",
+    "max_cores",
+    "max_reports",
+    "crash_max_size",
+    "log_level",
+];
+
+const PROGRAM_KEYS: &[&str] = &[
+    "command",
+    "type",
+    "autostart",
+    "main",
+    "depends_on",
+    "ready",
+    "ready_timeout",
+    "restart",
+    "success_codes",
+    "backoff",
+    "max_restarts",
+    "restart_window",
+    "on_exhausted",
+    "finish",
+    "stop_signal",
+    "stop_timeout",
+    "user",
+    "group",
+    "workdir",
+    "env",
+    "env_file",
+    "umask",
+    "rlimits",
+    "log",
+    "core_dumps",
+    "max_cores",
+    "max_reports",
+];
+
+/// A dependency as written; its condition is settled once every program's type is known.
+#[derive(Debug, Clone)]
+pub(super) struct DependencyDraft {
+    pub name: String,
+    pub condition: Option<Condition>,
+    pub restart: bool,
+    /// Line of the dependency's name, for messages.
+    pub line: usize,
+}
+
+/// A program read from one file, before cross-file checks.
+pub(super) struct ProgramDraft {
+    pub spec: ProgramSpec,
+    pub deps: Vec<DependencyDraft>,
+    pub max_cores: Option<u32>,
+    pub max_reports: Option<u32>,
+}
+
+/// Reads `[init]`, recording errors; `None` when it held no usable table.
+pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSettings> {
+    let table = r.table(v, "init")?;
+    r.reject_unknown_keys(table, "init", INIT_KEYS);
+    let mut init = InitSettings::default();
+    if let Some(v) = get(table, "stop_timeout") {
+        init.stop_timeout = r
+            .duration(v, "init.stop_timeout")
+            .unwrap_or(init.stop_timeout);
+    }
+    if let Some(v) = get(table, "exit_code") {
+        if let Some(n) = r.integer(v, "init.exit_code", 1..256) {
+            init.exit_code = n as u8;
+        }
+    }
+    if let Some(v) = get(table, "log_dir") {
+        init.log_dir = r
+            .string(v, "init.log_dir")
+            .map_or(init.log_dir, PathBuf::from);
+    }
+    if let Some(v) = get(table, "crash_dir") {
+        init.crash_dir = r
+            .string(v, "init.crash_dir")
+            .map_or(init.crash_dir, PathBuf::from);
+    }
+    if let Some(v) = get(table, "console") {
+        let choices = [
+            ("prefix", ConsoleMode::Prefix),
+            ("json", ConsoleMode::Json),
+            ("plain", ConsoleMode::Plain),
+            ("off", ConsoleMode::Off),
+        ];
+        init.console = r
+            .choice(v, "init.console", &choices)
+            .unwrap_or(init.console);
+    }
+    if let Some(v) = get(table, "socket") {
+        init.socket = r
+            .string(v, "init.socket")
+            .map_or(init.socket, PathBuf::from);
+    }
+    if let Some(v) = get(table, "socket_group") {
+        init.socket_group = r.string(v, "init.socket_group");
+        if let Some(g) = &init.socket_group {
+            if resolve_group(g).is_err() {
+                r.error(
+                    &v.span(),
+                    "init.socket_group",
+                    format!("unknown group {g:?}"),
+                    Some("name a group from /etc/group, or a numeric gid".into()),
+                );
+            }
+        }
+    }
+    if let Some(v) = get(table, "max_cores") {
+        init.max_cores = r
+            .integer(v, "init.max_cores", 0..100_000)
+            .map_or(init.max_cores, |n| n as u32);
+    }
+    if let Some(v) = get(table, "max_reports") {
+        init.max_reports = r
+            .integer(v, "init.max_reports", 0..100_000)
+            .map_or(init.max_reports, |n| n as u32);
+    }
+    if let Some(v) = get(table, "crash_max_size") {
+        init.crash_max_size = r
+            .size(v, "init.crash_max_size")
+            .unwrap_or(init.crash_max_size);
+    }
+    if let Some(v) = get(table, "log_level") {
+        let choices = [
+            ("error", "error"),
+            ("warn", "warn"),
+            ("info", "info"),
+            ("debug", "debug"),
+            ("trace", "trace"),
+        ];
+        if let Some(level) = r.choice(v, "init.log_level", &choices) {
+            init.log_level = level.to_string();
+        }
+    }
+    Some(init)
+}
+
+/// Whether `name` is a valid program name: `[a-z0-9_.-]+`.
+pub(super) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_.-".contains(&b))
+}
+
+/// Reads one `[program.NAME]` table.
+pub(super) fn read_program(
+    r: &mut Reader<'_>,
+    name: &str,
+    name_span: Range<usize>,
+    v: &Value<'_>,
+) -> Option<ProgramDraft> {
+    let path = format!("program.{name}");
+    if !valid_name(name) {
+        r.error(
+            &name_span,
+            &path,
+            format!("{name:?} is not a valid program name"),
+            Some("use lowercase letters, digits, '_', '.' and '-' only".into()),
+        );
+    }
+    let table = r.table(v, &path)?;
+    r.reject_unknown_keys(table, &path, PROGRAM_KEYS);
+    let key = |k: &str| join(&path, k);
+
+    let kind = match get(table, "type") {
+        Some(v) => r
+            .choice(
+                v,
+                &key("type"),
+                &[("service", Kind::Service), ("oneshot", Kind::Oneshot)],
+            )
+            .unwrap_or(Kind::Service),
+        None => Kind::Service,
+    };
+    let command = match get(table, "command") {
+        Some(v) => r.command(v, &key("command")),
+        None => {
+            r.error(
+                &name_span,
+                &key("command"),
+                "a program needs a command".into(),
+                Some(r#"add command = ["/path/to/program", "arg"]"#.into()),
+            );
+            None
+        }
+    };
+    let mut spec = ProgramSpec::new(name, command.unwrap_or_default(), kind);
+    spec.defined_at = r.location(&name_span);
+
+    read_flags(r, table, &path, &mut spec);
+    read_restart(r, table, &path, &mut spec);
+    read_stop(r, table, &path, &mut spec);
+    read_environment(r, table, &path, &mut spec);
+    if let Some(v) = get(table, "ready") {
+        spec.ready = read_ready(r, v, &key("ready"));
+        if spec.ready.is_some() && kind == Kind::Oneshot {
+            r.error(
+                &v.span(),
+                &key("ready"),
+                "a oneshot has no readiness check: it is ready when it has completed".into(),
+                Some("remove `ready`, or make this program a service".into()),
+            );
+        }
+    }
+    if let Some(v) = get(table, "ready_timeout") {
+        spec.ready_timeout = r
+            .duration(v, &key("ready_timeout"))
+            .unwrap_or(spec.ready_timeout);
+    }
+    if let Some(v) = get(table, "log") {
+        spec.log = read_log(r, v, &key("log"));
+    }
+    if let Some(v) = get(table, "core_dumps") {
+        spec.core_dumps = r.boolean(v, &key("core_dumps")).unwrap_or(false);
+    }
+    let max_cores = get(table, "max_cores")
+        .and_then(|v| r.integer(v, &key("max_cores"), 0..100_000))
+        .map(|n| n as u32);
+    let max_reports = get(table, "max_reports")
+        .and_then(|v| r.integer(v, &key("max_reports"), 0..100_000))
+        .map(|n| n as u32);
+    let deps = match get(table, "depends_on") {
+        Some(v) => read_depends_on(r, v, &key("depends_on")),
+        None => Vec::new(),
+    };
+    Some(ProgramDraft {
+        spec,
+        deps,
+        max_cores,
+        max_reports,
+    })
+}
+
+fn read_flags(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut ProgramSpec) {
+    if let Some(v) = get(table, "autostart") {
+        spec.autostart = r.boolean(v, &join(path, "autostart")).unwrap_or(true);
+    }
+    if let Some(v) = get(table, "main") {
+        spec.main = r.boolean(v, &join(path, "main")).unwrap_or(false);
+    }
+}
+
+fn read_restart(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut ProgramSpec) {
+    let key = |k: &str| join(path, k);
+    if let Some(v) = get(table, "restart") {
+        let choices = [
+            ("always", RestartPolicy::Always),
+            ("on-failure", RestartPolicy::OnFailure),
+            ("never", RestartPolicy::Never),
+        ];
+        spec.restart = r
+            .choice(v, &key("restart"), &choices)
+            .unwrap_or(spec.restart);
+    }
+    if let Some(v) = get(table, "success_codes") {
+        if let DeValue::Array(items) = v.get_ref() {
+            let codes: Vec<i32> = items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    r.integer(c, &format!("{}[{i}]", key("success_codes")), 0..256)
+                })
+                .map(|n| n as i32)
+                .collect();
+            spec.success_codes = codes;
+        } else {
+            r.error(
+                &v.span(),
+                &key("success_codes"),
+                "expected an array of exit codes".into(),
+                Some("write e.g. success_codes = [0, 2]".into()),
+            );
+        }
+    }
+    if let Some(v) = get(table, "backoff") {
+        spec.backoff = read_backoff(r, v, &key("backoff"));
+    }
+    if let Some(v) = get(table, "max_restarts") {
+        spec.max_restarts = r
+            .integer(v, &key("max_restarts"), 0..1_000_000)
+            .map_or(spec.max_restarts, |n| n as u32);
+    }
+    if let Some(v) = get(table, "restart_window") {
+        spec.restart_window = r
+            .duration(v, &key("restart_window"))
+            .unwrap_or(spec.restart_window);
+    }
+    if let Some(v) = get(table, "on_exhausted") {
+        let choices = [("exit", OnExhausted::Exit), ("stop", OnExhausted::Stop)];
+        spec.on_exhausted = r
+            .choice(v, &key("on_exhausted"), &choices)
+            .unwrap_or(spec.on_exhausted);
+    }
+}
+
+fn read_backoff(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Backoff {
+    let mut backoff = Backoff::default();
+    let Some(table) = r.table(v, path) else {
+        return backoff;
+    };
+    r.reject_unknown_keys(table, path, &["initial", "max", "factor"]);
+    if let Some(v) = get(table, "initial") {
+        backoff.initial = r
+            .duration(v, &join(path, "initial"))
+            .unwrap_or(backoff.initial);
+    }
+    if let Some(v) = get(table, "max") {
+        backoff.max = r.duration(v, &join(path, "max")).unwrap_or(backoff.max);
+    }
+    if let Some(v) = get(table, "factor") {
+        match r.float(v, &join(path, "factor")) {
+            Some(f) if (1.0..=100.0).contains(&f) => backoff.factor = f,
+            Some(_) => r.error(
+                &v.span(),
+                &join(path, "factor"),
+                "the factor must be between 1.0 and 100.0".into(),
+                Some("use 1.0 for a constant delay, 2.0 to double it each restart".into()),
+            ),
+            None => {}
+        }
+    }
+    if backoff.initial > backoff.max {
+        r.error(
+            &v.span(),
+            path,
+            format!(
+                "initial delay {} is longer than max {}",
+                humantime::format_duration(backoff.initial),
+                humantime::format_duration(backoff.max)
+            ),
+            Some("make `initial` at most `max`".into()),
+        );
+    }
+    backoff
+}
+
+fn read_stop(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut ProgramSpec) {
+    let key = |k: &str| join(path, k);
+    if let Some(v) = get(table, "finish") {
+        spec.finish = r.command(v, &key("finish"));
+    }
+    if let Some(v) = get(table, "stop_signal") {
+        spec.stop_signal = r.signal(v, &key("stop_signal")).unwrap_or(spec.stop_signal);
+    }
+    if let Some(v) = get(table, "stop_timeout") {
+        spec.stop_timeout = r
+            .duration(v, &key("stop_timeout"))
+            .unwrap_or(spec.stop_timeout);
+    }
+}
+
+fn read_environment(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut ProgramSpec) {
+    let key = |k: &str| join(path, k);
+    if let Some(v) = get(table, "workdir") {
+        spec.workdir = r.string(v, &key("workdir")).map(PathBuf::from);
+    }
+    if let Some(v) = get(table, "env_file") {
+        spec.env_file = r.string(v, &key("env_file")).map(PathBuf::from);
+    }
+    if let Some(v) = get(table, "env") {
+        spec.env = read_env(r, v, &key("env"));
+    }
+    if let Some(v) = get(table, "umask") {
+        spec.umask = read_umask(r, v, &key("umask"));
+    }
+    if let Some(v) = get(table, "rlimits") {
+        spec.rlimits = read_rlimits(r, v, &key("rlimits"));
+    }
+    let user = get(table, "user").and_then(|v| Some((r.string(v, &key("user"))?, v.span())));
+    let group = get(table, "group").and_then(|v| Some((r.string(v, &key("group"))?, v.span())));
+    spec.run_as = read_run_as(r, path, user, group);
+}
+
+fn read_env(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<(String, String)> {
+    let Some(table) = r.table(v, path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (k, v) in table.iter() {
+        let name: &str = k.get_ref();
+        let key = join(path, name);
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            r.error(
+                &k.span(),
+                &key,
+                format!("{name:?} is not a valid environment variable name"),
+                Some("use a name without '=' such as API_PORT".into()),
+            );
+            continue;
+        }
+        let value = match v.get_ref() {
+            DeValue::Integer(i) => Some(i.as_str().to_string()),
+            DeValue::Float(f) => Some(f.as_str().to_string()),
+            DeValue::Boolean(b) => Some(b.to_string()),
+            _ => r.string(v, &key),
+        };
+        if let Some(value) = value {
+            out.push((name.to_string(), value));
+        }
+    }
+    out
+}
+
+fn read_umask(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<u32> {
+    let digits = match v.get_ref() {
+        DeValue::Integer(i) if i.radix() == 8 => i.as_str().to_string(),
+        // `umask = 22` means what `umask 022` means in a shell.
+        DeValue::Integer(i) => i.as_str().to_string(),
+        _ => r.string(v, key)?,
+    };
+    match u32::from_str_radix(digits.trim().trim_start_matches("0o"), 8) {
+        Ok(m) if m <= 0o777 => Some(m),
+        _ => {
+            r.error(
+                &v.span(),
+                key,
+                format!("{digits:?} is not an octal file mode mask"),
+                Some(r#"write an octal mask such as "022" or "077""#.into()),
+            );
+            None
+        }
+    }
+}
+
+fn read_rlimits(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<RlimitSetting> {
+    const NAMES: &[(&str, Resource)] = &[
+        ("nofile", Resource::RLIMIT_NOFILE),
+        ("nproc", Resource::RLIMIT_NPROC),
+        ("memlock", Resource::RLIMIT_MEMLOCK),
+        ("stack", Resource::RLIMIT_STACK),
+        ("as", Resource::RLIMIT_AS),
+        ("fsize", Resource::RLIMIT_FSIZE),
+        ("cpu", Resource::RLIMIT_CPU),
+        ("data", Resource::RLIMIT_DATA),
+        ("rss", Resource::RLIMIT_RSS),
+        ("msgqueue", Resource::RLIMIT_MSGQUEUE),
+        ("nice", Resource::RLIMIT_NICE),
+        ("rtprio", Resource::RLIMIT_RTPRIO),
+        ("sigpending", Resource::RLIMIT_SIGPENDING),
+    ];
+    let Some(table) = r.table(v, path) else {
+        return Vec::new();
+    };
+    let known: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
+    r.reject_unknown_keys(table, path, &known);
+    let mut out = Vec::new();
+    for (name, resource) in NAMES {
+        let Some(v) = get(table, name) else { continue };
+        let key = join(path, name);
+        let value = match v.get_ref() {
+            DeValue::String(s) if s.trim() == "unlimited" => Some(None),
+            DeValue::String(_) => r.size(v, &key).map(Some),
+            _ => r.integer(v, &key, 0..i64::MAX).map(|n| Some(n as u64)),
+        };
+        if let Some(value) = value {
+            out.push(RlimitSetting {
+                resource: *resource,
+                value,
+            });
+        }
+    }
+    out
+}
+
+fn read_run_as(
+    r: &mut Reader<'_>,
+    path: &str,
+    user: Option<(String, Range<usize>)>,
+    group: Option<(String, Range<usize>)>,
+) -> RunAs {
+    let mut run_as = RunAs {
+        uid: None,
+        gid: None,
+        groups: None,
+        user_name: None,
+        home: None,
+    };
+    if let Some((name, span)) = &user {
+        match resolve_user(name) {
+            Ok((uid, entry)) => {
+                run_as.uid = Some(uid);
+                match entry {
+                    Some(u) => {
+                        run_as.gid = Some(u.gid.as_raw());
+                        run_as.groups = Some(supplementary_groups(&u));
+                        run_as.user_name = Some(u.name.clone());
+                        run_as.home = Some(u.dir.clone());
+                    }
+                    None => {
+                        // A bare uid with no passwd entry: as Docker does, primary group 0 and
+                        // no supplementary groups.
+                        run_as.gid = Some(0);
+                        run_as.groups = Some(Vec::new());
+                    }
+                }
+            }
+            Err(()) => r.error(
+                span,
+                &join(path, "user"),
+                format!("unknown user {name:?}"),
+                Some("name a user from /etc/passwd, or a numeric uid".into()),
+            ),
+        }
+    }
+    if let Some((name, span)) = &group {
+        match resolve_group(name) {
+            Ok(gid) => run_as.gid = Some(gid),
+            Err(()) => r.error(
+                span,
+                &join(path, "group"),
+                format!("unknown group {name:?}"),
+                Some("name a group from /etc/group, or a numeric gid".into()),
+            ),
+        }
+    }
+    check_privileges(r, path, &run_as, user.as_ref(), group.as_ref());
+    run_as
+}
+
+/// A non-root ctrlinit can only run programs as itself.
+fn check_privileges(
+    r: &mut Reader<'_>,
+    path: &str,
+    run_as: &RunAs,
+    user: Option<&(String, Range<usize>)>,
+    group: Option<&(String, Range<usize>)>,
+) {
+    let euid = Uid::effective().as_raw();
+    if euid == 0 {
+        return;
+    }
+    if let (Some(uid), Some((name, span))) = (run_as.uid, user) {
+        if uid != euid {
+            r.error(
+                span,
+                &join(path, "user"),
+                format!("ctrlinit runs as uid {euid} and cannot switch to user {name:?}"),
+                Some("run ctrlinit as root, or remove `user`".into()),
+            );
+        }
+    }
+    let egid = Gid::effective().as_raw();
+    if let (Some(gid), Some((name, span))) = (run_as.gid, group) {
+        if gid != egid {
+            r.error(
+                span,
+                &join(path, "group"),
+                format!("ctrlinit runs as gid {egid} and cannot switch to group {name:?}"),
+                Some("run ctrlinit as root, or remove `group`".into()),
+            );
+        }
+    }
+}
+
+fn resolve_user(name: &str) -> Result<(u32, Option<User>), ()> {
+    if let Ok(uid) = name.parse::<u32>() {
+        let entry = User::from_uid(Uid::from_raw(uid)).ok().flatten();
+        return Ok((uid, entry));
+    }
+    match User::from_name(name) {
+        Ok(Some(u)) => Ok((u.uid.as_raw(), Some(u))),
+        _ => Err(()),
+    }
+}
+
+/// Resolves a group name or numeric id.
+pub(crate) fn resolve_group(name: &str) -> Result<u32, ()> {
+    if let Ok(gid) = name.parse::<u32>() {
+        return Ok(gid);
+    }
+    match Group::from_name(name) {
+        Ok(Some(g)) => Ok(g.gid.as_raw()),
+        _ => Err(()),
+    }
+}
+
+fn supplementary_groups(user: &User) -> Vec<u32> {
+    let Ok(cname) = std::ffi::CString::new(user.name.as_bytes()) else {
+        return vec![user.gid.as_raw()];
+    };
+    nix::unistd::getgrouplist(&cname, user.gid)
+        .map(|gs| gs.into_iter().map(Gid::as_raw).collect())
+        .unwrap_or_else(|_| vec![user.gid.as_raw()])
+}
+
+fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Option<ReadyCheck> {
+    let table = r.table(v, path)?;
+    r.reject_unknown_keys(table, path, &["tcp", "exec", "file", "interval"]);
+    let probes: Vec<&str> = ["tcp", "exec", "file"]
+        .into_iter()
+        .filter(|k| get(table, k).is_some())
+        .collect();
+    if probes.len() != 1 {
+        r.error(
+            &v.span(),
+            path,
+            format!("a readiness check needs exactly one probe, found {}", probes.len()),
+            Some(r#"use one of { tcp = "127.0.0.1:8080" }, { exec = ["cmd", "arg"] }, { file = "/run/x.ready" }"#.into()),
+        );
+        return None;
+    }
+    let interval = match get(table, "interval") {
+        Some(iv) => r.duration(iv, &join(path, "interval"))?,
+        None => std::time::Duration::from_millis(100),
+    };
+    let probe_key = join(path, probes[0]);
+    let pv = get(table, probes[0])?;
+    let probe = match probes[0] {
+        "tcp" => {
+            let s = r.string(pv, &probe_key)?;
+            match parse_tcp_target(&s) {
+                Some(addr) => ReadyProbe::Tcp(addr),
+                None => {
+                    r.error(
+                        &pv.span(),
+                        &probe_key,
+                        format!("{s:?} is not an address and port"),
+                        Some(r#"write "127.0.0.1:8080", "[::1]:8080" or "localhost:8080""#.into()),
+                    );
+                    return None;
+                }
+            }
+        }
+        "exec" => ReadyProbe::Exec(r.command(pv, &probe_key)?),
+        _ => ReadyProbe::File(PathBuf::from(r.string(pv, &probe_key)?)),
+    };
+    Some(ReadyCheck { probe, interval })
+}
+
+/// `ip:port`, `localhost:port` or `:port` (loopback). No DNS: a lookup would block the supervisor.
+fn parse_tcp_target(s: &str) -> Option<SocketAddr> {
+    if let Ok(addr) = s.parse::<SocketAddr>() {
+        return Some(addr);
+    }
+    let port = s
+        .strip_prefix("localhost:")
+        .or_else(|| s.strip_prefix(':'))?;
+    Some(SocketAddr::from((
+        Ipv4Addr::LOCALHOST,
+        port.parse::<u16>().ok()?,
+    )))
+}
+
+fn read_log(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> LogSettings {
+    let mut log = LogSettings::default();
+    let Some(table) = r.table(v, path) else {
+        return log;
+    };
+    r.reject_unknown_keys(
+        table,
+        path,
+        &[
+            "console",
+            "file",
+            "stderr",
+            "max_size",
+            "keep",
+            "timestamps",
+        ],
+    );
+    let key = |k: &str| join(path, k);
+    if let Some(v) = get(table, "console") {
+        log.console = r.boolean(v, &key("console")).unwrap_or(log.console);
+    }
+    if let Some(v) = get(table, "file") {
+        log.file = r.boolean(v, &key("file")).unwrap_or(log.file);
+    }
+    if let Some(v) = get(table, "timestamps") {
+        log.timestamps = r.boolean(v, &key("timestamps")).unwrap_or(log.timestamps);
+    }
+    if let Some(v) = get(table, "stderr") {
+        let choices = [
+            ("merge", StderrMode::Merge),
+            ("separate", StderrMode::Separate),
+        ];
+        log.stderr = r.choice(v, &key("stderr"), &choices).unwrap_or(log.stderr);
+    }
+    if let Some(v) = get(table, "max_size") {
+        match r.size(v, &key("max_size")) {
+            Some(n) if n >= 4096 => log.max_size = n,
+            Some(_) => r.error(
+                &v.span(),
+                &key("max_size"),
+                "a log file must be allowed at least 4KiB".into(),
+                Some(r#"use a size such as "10MiB""#.into()),
+            ),
+            None => {}
+        }
+    }
+    if let Some(v) = get(table, "keep") {
+        log.keep = r
+            .integer(v, &key("keep"), 0..1000)
+            .map_or(log.keep, |n| n as u32);
+    }
+    log
+}
+
+fn read_depends_on(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<DependencyDraft> {
+    match v.get_ref() {
+        DeValue::Array(items) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let name = r.string(item, &format!("{path}[{i}]"))?;
+                Some(DependencyDraft {
+                    name,
+                    condition: None,
+                    restart: false,
+                    line: r.line_of(item.span().start),
+                })
+            })
+            .collect(),
+        DeValue::Table(table) => table
+            .iter()
+            .filter_map(|(k, v)| read_dependency_entry(r, k.get_ref(), &k.span(), v, path))
+            .collect(),
+        other => {
+            r.error(
+                &v.span(),
+                path,
+                format!("expected an array or a table, found {}", other.type_str()),
+                Some(
+                    r#"write depends_on = ["db"] or [program.NAME.depends_on] db = "ready""#.into(),
+                ),
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn read_dependency_entry(
+    r: &mut Reader<'_>,
+    name: &str,
+    name_span: &Range<usize>,
+    v: &Value<'_>,
+    path: &str,
+) -> Option<DependencyDraft> {
+    let key = join(path, name);
+    let conditions = [
+        ("started", Condition::Started),
+        ("ready", Condition::Ready),
+        ("completed", Condition::Completed),
+    ];
+    let (condition, restart) = match v.get_ref() {
+        DeValue::String(_) => (Some(r.choice(v, &key, &conditions)?), false),
+        DeValue::Table(t) => {
+            r.reject_unknown_keys(t, &key, &["condition", "restart"]);
+            let condition = match get(t, "condition") {
+                Some(c) => Some(r.choice(c, &join(&key, "condition"), &conditions)?),
+                None => None,
+            };
+            let restart = match get(t, "restart") {
+                Some(b) => r.boolean(b, &join(&key, "restart"))?,
+                None => false,
+            };
+            (condition, restart)
+        }
+        other => {
+            r.error(
+                &v.span(),
+                &key,
+                format!(
+                    "expected a condition or a table, found {}",
+                    other.type_str()
+                ),
+                Some(r#"write "ready", or { condition = "ready", restart = true }"#.into()),
+            );
+            return None;
+        }
+    };
+    Some(DependencyDraft {
+        name: name.to_string(),
+        condition,
+        restart,
+        line: r.line_of(name_span.start),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcp_targets() {
+        assert_eq!(
+            parse_tcp_target("127.0.0.1:80").unwrap().to_string(),
+            "127.0.0.1:80"
+        );
+        assert_eq!(
+            parse_tcp_target("localhost:8080").unwrap().to_string(),
+            "127.0.0.1:8080"
+        );
+        assert_eq!(parse_tcp_target(":99").unwrap().to_string(), "127.0.0.1:99");
+        assert!(parse_tcp_target("db.example:80").is_none());
+        assert!(parse_tcp_target("127.0.0.1").is_none());
+    }
+
+    #[test]
+    fn program_names() {
+        assert!(valid_name("api"));
+        assert!(valid_name("schema-worker.v2_x"));
+        assert!(!valid_name("Api"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a b"));
+    }
+}
