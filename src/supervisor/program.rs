@@ -1,0 +1,235 @@
+//! One program's runtime record: its phase, what it is meant to be doing, and its counters.
+//!
+//! The phase carries its own deadlines (readiness, backoff, SIGKILL, finish hook), so a deadline
+//! cannot outlive the phase it belongs to: there are no stale timers to filter out.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::policy::RestartHistory;
+use super::state::State;
+use crate::config::ProgramSpec;
+use crate::process::Exit;
+
+/// Why a program is meant to be down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownReason {
+    /// Stopped by hand (`ctrlinit stop`).
+    Manual,
+    /// `autostart = false`, not started yet.
+    Autostart,
+    /// The container is stopping.
+    Shutdown,
+    /// Restart budget spent with `on_exhausted = "stop"`.
+    Exhausted,
+    /// Part of a restart by hand; brought back up once its whole set is down.
+    Restart,
+    /// Removed from the config by a reload.
+    Removed,
+}
+
+impl DownReason {
+    /// Short words for status output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DownReason::Manual => "stopped by hand",
+            DownReason::Autostart => "autostart = false",
+            DownReason::Shutdown => "shutdown",
+            DownReason::Exhausted => "restart budget exhausted",
+            DownReason::Restart => "restarting by hand",
+            DownReason::Removed => "removed from the config",
+        }
+    }
+}
+
+/// What the program is meant to be doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Running (services) or run to completion (oneshots).
+    Up,
+    /// Down, for this reason.
+    Down(DownReason),
+}
+
+/// Where a stop leads once the process group is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    /// The run ended by itself (or failed its readiness check): the restart policy decides.
+    Policy {
+        /// The run counts as failed whatever its exit (readiness timeout).
+        forced_failure: bool,
+    },
+    /// ctrlinit stopped it: the target decides (up: wait and start again; down: stopped).
+    Target,
+}
+
+/// A stop in progress: the stop signal went to the group; the leader and the rest must end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopping {
+    /// Process group (the leader's pid; programs run in their own session).
+    pub pgid: i32,
+    /// The main process, until it is reaped.
+    pub leader: Option<i32>,
+    /// When SIGKILL goes to the group; `None` once sent.
+    pub kill_at: Option<Instant>,
+    /// After SIGKILL: when to stop waiting for group members other than the leader.
+    pub give_up_at: Option<Instant>,
+    /// What follows.
+    pub then: After,
+}
+
+/// The lifecycle phase; [`Program::state`] maps it to the public vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Dependencies not met (or about to be checked).
+    Waiting,
+    /// A spawn was requested and its result is not in yet.
+    Spawning,
+    /// Spawned; not yet ready. A oneshot stays here until it ends.
+    Starting {
+        /// Main process.
+        pid: i32,
+        /// Readiness deadline, for services with a check.
+        ready_by: Option<Instant>,
+    },
+    /// Up and ready.
+    Running {
+        /// Main process.
+        pid: i32,
+    },
+    /// Waiting out the restart delay.
+    Backoff {
+        /// When the restart is due.
+        until: Instant,
+    },
+    /// Stopping its process group.
+    Stopping(Stopping),
+    /// The `finish` hook runs (shown as `stopping`).
+    Finishing {
+        /// The hook's pid, once spawned.
+        pid: Option<i32>,
+        /// When the hook is killed and the program moves on.
+        deadline: Instant,
+        /// What follows.
+        then: After,
+    },
+    /// Down on purpose.
+    Stopped,
+    /// Ended; not restarted by policy.
+    Exited,
+    /// A oneshot that succeeded.
+    Completed,
+    /// Restart budget spent.
+    Exhausted,
+}
+
+impl Phase {
+    /// The public state of this phase.
+    pub fn state(&self) -> State {
+        match self {
+            Phase::Waiting => State::Waiting,
+            Phase::Spawning | Phase::Starting { .. } => State::Starting,
+            Phase::Running { .. } => State::Running,
+            Phase::Backoff { .. } => State::Backoff,
+            Phase::Stopping(_) | Phase::Finishing { .. } => State::Stopping,
+            Phase::Stopped => State::Stopped,
+            Phase::Exited => State::Exited,
+            Phase::Completed => State::Completed,
+            Phase::Exhausted => State::Exhausted,
+        }
+    }
+
+    /// Whether processes of this program may exist (or are being created).
+    pub fn is_live(&self) -> bool {
+        matches!(
+            self,
+            Phase::Spawning
+                | Phase::Starting { .. }
+                | Phase::Running { .. }
+                | Phase::Stopping(_)
+                | Phase::Finishing { .. }
+        )
+    }
+
+    /// The main process, while it runs.
+    pub fn pid(&self) -> Option<i32> {
+        match *self {
+            Phase::Starting { pid, .. } | Phase::Running { pid } => Some(pid),
+            Phase::Stopping(s) => s.leader,
+            _ => None,
+        }
+    }
+
+    /// The earliest deadline this phase carries.
+    pub fn deadline(&self) -> Option<Instant> {
+        match *self {
+            Phase::Starting { ready_by, .. } => ready_by,
+            Phase::Backoff { until } => Some(until),
+            Phase::Stopping(s) => s.kill_at.or(s.give_up_at),
+            Phase::Finishing { deadline, .. } => Some(deadline),
+            _ => None,
+        }
+    }
+}
+
+/// One supervised program.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// Its configuration.
+    pub spec: Arc<ProgramSpec>,
+    /// Where it is in its lifecycle.
+    pub phase: Phase,
+    /// What it is meant to be doing.
+    pub target: Target,
+    /// Spawn counter: readiness results carry it so a late result of an old run is ignored.
+    pub run: u64,
+    /// Restarts within the window and the backoff.
+    pub history: RestartHistory,
+    /// How the last run ended.
+    pub last_exit: Option<Exit>,
+    /// When the current (or last) run was spawned.
+    pub run_started: Option<Instant>,
+    /// When the public state last changed.
+    pub since: Instant,
+    /// What it waits for, while waiting.
+    pub waiting_for: Option<String>,
+    /// Signals ctrlinit sent to the current run's group, as a bit mask (a death by one of them
+    /// is no crash).
+    pub signals_sent: u64,
+    /// Restarts forced by a dependency or asked for by hand (not counted against the budget).
+    pub forced_restarts: u64,
+}
+
+impl Program {
+    /// A program that has not been started.
+    pub fn new(spec: Arc<ProgramSpec>, now: Instant) -> Self {
+        Program {
+            spec,
+            phase: Phase::Stopped,
+            target: Target::Down(DownReason::Autostart),
+            run: 0,
+            history: RestartHistory::new(),
+            last_exit: None,
+            run_started: None,
+            since: now,
+            waiting_for: None,
+            signals_sent: 0,
+            forced_restarts: 0,
+        }
+    }
+
+    /// The public state.
+    pub fn state(&self) -> State {
+        self.phase.state()
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// Whether it is meant to be up.
+    pub fn wants_up(&self) -> bool {
+        self.target == Target::Up
+    }
+}

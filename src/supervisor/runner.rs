@@ -1,0 +1,484 @@
+//! The owner loop: the one task that holds the [`Core`] and carries out its decisions.
+//!
+//! Signals (through the signalfd), deadlines (one sleep until the core's earliest deadline) and
+//! events from helper tasks (readiness checks) all arrive here; each becomes an [`Input`], and the
+//! returned [`Action`]s are executed in order. Spawning and reaping both happen in this loop, so a
+//! pid is always registered before its exit can be seen. When nothing is pending and no deadline
+//! is set, the loop sleeps in epoll with no timeout: an idle container costs no wake-ups.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Instant;
+
+use nix::sys::signal::Signal;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::task::JoinHandle;
+use tracing::{debug, error, info, warn};
+
+use super::core::{Action, Core, Input, Level, Notice};
+use super::program::Phase;
+use super::readiness;
+use crate::config::{Config, ProgramSpec, ReadyProbe, signal_name};
+use crate::process::{self, Exit, Launch, Output};
+use crate::sys::init::{Role, group_exists, signal_group, signal_strays};
+use crate::sys::reap::{Children, reap_exited};
+use crate::sys::signals::{Arrived, Signals};
+
+/// What helper tasks tell the owner loop.
+#[derive(Debug)]
+pub enum Event {
+    /// A TCP or file readiness check passed.
+    ProbePassed {
+        /// Program index.
+        prog: usize,
+        /// The run it checked.
+        run: u64,
+    },
+    /// Time to run an `exec` readiness check again.
+    ProbeRetry {
+        /// Program index.
+        prog: usize,
+        /// The run it checks.
+        run: u64,
+    },
+}
+
+/// How the init was asked to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// PID 1 or subreaper.
+    pub role: Role,
+    /// The program made from the `--` command, which gets HUP, USR1, USR2 and WINCH forwarded.
+    pub forward_to: Option<String>,
+}
+
+/// A readiness check in flight for one run.
+struct Probe {
+    run: u64,
+    task: Option<JoinHandle<()>>,
+    exec_pid: Option<i32>,
+}
+
+/// The owner of all program state.
+pub struct Runner {
+    core: Core,
+    opts: RunOptions,
+    tx: UnboundedSender<Event>,
+    rx: UnboundedReceiver<Event>,
+    probes: HashMap<usize, Probe>,
+    exit: Option<(i32, Instant)>,
+    reaped: Vec<(i32, Exit)>,
+}
+
+impl Runner {
+    /// A runner for `config`; nothing starts before [`Runner::run`].
+    pub fn new(config: Config, opts: RunOptions) -> Self {
+        let (tx, rx) = unbounded_channel();
+        let core = Core::new(&config, Instant::now());
+        Runner {
+            core,
+            opts,
+            tx,
+            rx,
+            probes: HashMap::new(),
+            exit: None,
+            reaped: Vec::new(),
+        }
+    }
+
+    /// Runs until the container stops; returns ctrlinit's exit status.
+    pub async fn run(mut self, mut signals: Signals) -> i32 {
+        self.feed(Input::Boot);
+        loop {
+            if let Some((code, deadline)) = self.exit {
+                return self.finish(&mut signals, code, deadline).await;
+            }
+            let deadline = self.core.next_deadline();
+            tokio::select! {
+                biased;
+                arrived = signals.recv() => match arrived {
+                    Ok(arrived) => self.on_signals(&arrived),
+                    Err(e) => error!("failed to read signals: {e}"),
+                },
+                Some(event) = self.rx.recv() => self.on_event(event),
+                _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
+            }
+        }
+    }
+
+    fn on_signals(&mut self, arrived: &[Arrived]) {
+        let mut reap = false;
+        for a in arrived {
+            match a.signal {
+                Signal::SIGCHLD => reap = true,
+                Signal::SIGTERM | Signal::SIGINT | Signal::SIGQUIT => {
+                    let name = a.signal.as_str();
+                    if self.core.shutting_down() && a.signal != Signal::SIGQUIT {
+                        self.feed(Input::ForceKill);
+                    } else {
+                        let reason = match a.sender {
+                            0 => format!("received {name}"),
+                            pid => format!("received {name} from pid {pid}"),
+                        };
+                        self.feed(Input::Shutdown { reason });
+                    }
+                }
+                Signal::SIGHUP | Signal::SIGUSR1 | Signal::SIGUSR2 | Signal::SIGWINCH => {
+                    self.forward_or_handle(a.signal)
+                }
+                other => debug!("ignoring {}", other.as_str()),
+            }
+        }
+        if reap {
+            self.reap();
+        }
+    }
+
+    /// With a `--` program, HUP, USR1, USR2 and WINCH go to its process group (as tini does).
+    fn forward_or_handle(&mut self, signal: Signal) {
+        if let Some(name) = &self.opts.forward_to {
+            if let Some(i) = self.core.index_of(name) {
+                if let Some(pid) = self.core.programs()[i].phase.pid() {
+                    debug!(
+                        "forwarding {} to {name} (process group {pid})",
+                        signal.as_str()
+                    );
+                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pid), signal);
+                }
+            }
+            return;
+        }
+        match signal {
+            Signal::SIGHUP => warn!("SIGHUP: live reload is not available in this build; ignoring"),
+            Signal::SIGUSR1 => info!("SIGUSR1: no log files to reopen"),
+            other => debug!("ignoring {}", other.as_str()),
+        }
+    }
+
+    fn reap(&mut self) {
+        let mut reaped = std::mem::take(&mut self.reaped);
+        reaped.clear();
+        reap_exited(&mut reaped);
+        for &(pid, exit) in &reaped {
+            if let Some(prog) = self.exec_probe_owner(pid) {
+                self.exec_probe_ended(prog, exit);
+            } else {
+                self.feed(Input::Reaped { pid, exit });
+            }
+        }
+        self.reaped = reaped;
+    }
+
+    fn on_event(&mut self, event: Event) {
+        match event {
+            Event::ProbePassed { prog, run } => {
+                self.probes.remove(&prog);
+                self.feed(Input::Ready { prog, run });
+            }
+            Event::ProbeRetry { prog, run } => {
+                if self.probes.get(&prog).is_some_and(|p| p.run == run) {
+                    self.spawn_exec_probe(prog, run);
+                }
+            }
+        }
+    }
+
+    /// Hands `input` to the core and carries out what it decides, including the inputs those
+    /// actions produce (spawn results, emptied process groups).
+    fn feed(&mut self, input: Input) {
+        let mut queue = VecDeque::from([input]);
+        loop {
+            while let Some(input) = queue.pop_front() {
+                let actions = self.core.handle(input, Instant::now());
+                for action in actions {
+                    self.execute(action, &mut queue);
+                }
+            }
+            queue.extend(
+                self.core
+                    .draining_groups()
+                    .filter(|&(_, pgid)| !group_exists(pgid))
+                    .map(|(prog, _)| Input::GroupGone { prog }),
+            );
+            if queue.is_empty() {
+                break;
+            }
+        }
+        self.cancel_stale_probes();
+    }
+
+    fn execute(&mut self, action: Action, queue: &mut VecDeque<Input>) {
+        match action {
+            Action::Spawn { prog } => queue.push_back(self.spawn_program(prog)),
+            Action::Probe { prog, run } => self.start_probe(prog, run),
+            Action::Signal { pgid, signal } => signal_group(pgid, signal),
+            Action::RunFinish { prog, exit } => queue.push_back(self.spawn_finish(prog, exit)),
+            Action::Crashed {
+                prog,
+                pid,
+                exit,
+                uptime,
+            } => {
+                let name = self.spec(prog).name.clone();
+                warn!("{name}: pid {pid} crashed: {exit} after {uptime:?}");
+            }
+            Action::TerminationMessage(line) => write_termination_log(&line),
+            Action::Exit { code, deadline } => self.exit = Some((code, deadline)),
+            Action::Notice(n) => log_notice(&n),
+        }
+    }
+
+    fn spec(&self, prog: usize) -> Arc<ProgramSpec> {
+        Arc::clone(&self.core.programs()[prog].spec)
+    }
+
+    fn spawn_program(&mut self, prog: usize) -> Input {
+        let spec = self.spec(prog);
+        match launch(&spec, &spec.command, &[], Some(spec.core_dumps)) {
+            Ok(pid) => Input::Spawned { prog, pid },
+            Err(e) => Input::SpawnFailed {
+                prog,
+                exit: e.exit,
+                error: e.message,
+            },
+        }
+    }
+
+    fn spawn_finish(&mut self, prog: usize, exit: Option<Exit>) -> Input {
+        let spec = self.spec(prog);
+        let Some(argv) = &spec.finish else {
+            return Input::FinishFailed { prog };
+        };
+        let mut extra = vec![("CTRLINIT_PROGRAM", spec.name.clone())];
+        match exit {
+            Some(Exit::Code(c)) => extra.push(("CTRLINIT_EXIT_CODE", c.to_string())),
+            Some(Exit::Signal { sig, .. }) => {
+                extra.push(("CTRLINIT_EXIT_SIGNAL", signal_name(sig)))
+            }
+            None => {}
+        }
+        if let Some(e) = exit {
+            extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
+        }
+        match launch(&spec, argv, &extra, None) {
+            Ok(pid) => Input::FinishSpawned { prog, pid },
+            Err(e) => {
+                warn!("{}: finish hook failed to start: {}", spec.name, e.message);
+                Input::FinishFailed { prog }
+            }
+        }
+    }
+
+    fn start_probe(&mut self, prog: usize, run: u64) {
+        let spec = self.spec(prog);
+        let Some(check) = &spec.ready else { return };
+        let tx = self.tx.clone();
+        let task = match &check.probe {
+            ReadyProbe::Tcp(addr) => Some(tokio::spawn(readiness::tcp(
+                *addr,
+                check.interval,
+                prog,
+                run,
+                tx,
+            ))),
+            ReadyProbe::File(path) => Some(tokio::spawn(readiness::file(
+                path.clone(),
+                check.interval,
+                prog,
+                run,
+                tx,
+            ))),
+            ReadyProbe::Exec(_) => None,
+        };
+        self.probes.insert(
+            prog,
+            Probe {
+                run,
+                task,
+                exec_pid: None,
+            },
+        );
+        if matches!(check.probe, ReadyProbe::Exec(_)) {
+            self.spawn_exec_probe(prog, run);
+        }
+    }
+
+    fn spawn_exec_probe(&mut self, prog: usize, run: u64) {
+        let spec = self.spec(prog);
+        let Some(check) = &spec.ready else { return };
+        let ReadyProbe::Exec(argv) = &check.probe else {
+            return;
+        };
+        let pid = match launch(&spec, argv, &[], None) {
+            Ok(pid) => Some(pid),
+            Err(e) => {
+                debug!(
+                    "{}: readiness check failed to start: {}",
+                    spec.name, e.message
+                );
+                None
+            }
+        };
+        let task = match pid {
+            Some(_) => None,
+            None => Some(tokio::spawn(readiness::retry_later(
+                check.interval,
+                prog,
+                run,
+                self.tx.clone(),
+            ))),
+        };
+        self.probes.insert(
+            prog,
+            Probe {
+                run,
+                task,
+                exec_pid: pid,
+            },
+        );
+    }
+
+    fn exec_probe_owner(&self, pid: i32) -> Option<usize> {
+        self.probes
+            .iter()
+            .find(|(_, p)| p.exec_pid == Some(pid))
+            .map(|(&prog, _)| prog)
+    }
+
+    fn exec_probe_ended(&mut self, prog: usize, exit: Exit) {
+        let spec = self.spec(prog);
+        let tx = self.tx.clone();
+        let Some(probe) = self.probes.get_mut(&prog) else {
+            return;
+        };
+        probe.exec_pid = None;
+        let run = probe.run;
+        if exit == Exit::Code(0) {
+            self.probes.remove(&prog);
+            self.feed(Input::Ready { prog, run });
+        } else if let Some(check) = &spec.ready {
+            probe.task = Some(tokio::spawn(readiness::retry_later(
+                check.interval,
+                prog,
+                run,
+                tx,
+            )));
+        }
+    }
+
+    /// Ends the checks of runs that are no longer starting.
+    fn cancel_stale_probes(&mut self) {
+        let programs = self.core.programs();
+        let stale: Vec<usize> = self
+            .probes
+            .iter()
+            .filter(|(prog, probe)| {
+                let p = &programs[**prog];
+                !(matches!(p.phase, Phase::Starting { .. }) && p.run == probe.run)
+            })
+            .map(|(&prog, _)| prog)
+            .collect();
+        for prog in stale {
+            if let Some(probe) = self.probes.remove(&prog) {
+                if let Some(task) = probe.task {
+                    task.abort();
+                }
+                if let Some(pid) = probe.exec_pid {
+                    signal_group(pid, Signal::SIGKILL);
+                }
+            }
+        }
+    }
+
+    /// Every program is down: stop stray processes (TERM, then KILL at `deadline`), reap them,
+    /// and return the exit status.
+    async fn finish(&mut self, signals: &mut Signals, code: i32, deadline: Instant) -> i32 {
+        let mut scratch = Vec::new();
+        if reap_exited(&mut scratch) == Children::None {
+            info!("all programs stopped; exiting with status {code}");
+            return code;
+        }
+        info!("sending SIGTERM to the processes left over");
+        signal_strays(self.opts.role, Signal::SIGTERM);
+        signal_strays(self.opts.role, Signal::SIGCONT);
+        loop {
+            tokio::select! {
+                _ = signals.recv() => {
+                    if reap_exited(&mut scratch) == Children::None {
+                        break;
+                    }
+                }
+                _ = sleep_until(Some(deadline)) => {
+                    warn!("processes left over after the stop budget; sending SIGKILL");
+                    signal_strays(self.opts.role, Signal::SIGKILL);
+                    // Killed processes die at once, unless in uninterruptible sleep: give them a
+                    // moment, then leave the rest to the kernel (PID 1's exit kills them).
+                    let grace = tokio::time::sleep(std::time::Duration::from_secs(1));
+                    tokio::pin!(grace);
+                    loop {
+                        tokio::select! {
+                            _ = signals.recv() => if reap_exited(&mut scratch) == Children::None { break },
+                            _ = &mut grace => break,
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        info!("all programs stopped; exiting with status {code}");
+        code
+    }
+}
+
+/// Sleeps until `deadline`; never resolves for `None` (the branch is disabled then anyway).
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Starts `argv` with `spec`'s environment, identity and limits.
+fn launch(
+    spec: &ProgramSpec,
+    argv: &[String],
+    extra_env: &[(&str, String)],
+    core_dumps: Option<bool>,
+) -> Result<i32, process::SpawnError> {
+    let env = process::program_env(spec, extra_env).map_err(|message| process::SpawnError {
+        exit: Exit::Code(126),
+        message,
+    })?;
+    process::spawn(Launch {
+        argv,
+        env,
+        workdir: spec.workdir.as_deref(),
+        run_as: &spec.run_as,
+        umask: spec.umask,
+        rlimits: &spec.rlimits,
+        core_dumps,
+        stdout: Output::Inherit,
+        stderr: Output::Inherit,
+    })
+}
+
+fn log_notice(n: &Notice) {
+    match n.level {
+        Level::Debug => debug!("{}", n.message),
+        Level::Info => info!("{}", n.message),
+        Level::Warn => warn!("{}", n.message),
+        Level::Error => error!("{}", n.message),
+    }
+}
+
+/// Kubernetes reads `/dev/termination-log` for a terminated container's reason.
+fn write_termination_log(line: &str) {
+    let path = std::path::Path::new("/dev/termination-log");
+    if !path.exists() {
+        return;
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(path) {
+        let _ = writeln!(f, "{line}");
+    }
+}
