@@ -1,0 +1,63 @@
+//! `ctrlinit check`: the start order of a valid configuration, as people read it.
+
+use std::fmt::Write;
+
+use crate::config::{Config, Kind, ReadyProbe};
+use crate::graph::Graph;
+
+/// Renders which programs start together and what each waits for.
+pub fn render_start_order(config: &Config) -> String {
+    let graph = Graph::new(&config.programs);
+    let mut out = String::new();
+    let n = config.programs.len();
+    let _ = writeln!(
+        out,
+        "configuration OK: {n} program{}",
+        if n == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(out, "start order (programs of one step start together):");
+    for (step, level) in graph.levels().iter().enumerate() {
+        for (k, &i) in level.iter().enumerate() {
+            let p = &config.programs[i];
+            let lead = if k == 0 {
+                format!("{:>3}.", step + 1)
+            } else {
+                "    ".to_string()
+            };
+            let mut line = format!("{lead} {} ({}", p.name, p.kind.as_str());
+            if p.kind == Kind::Service {
+                if let Some(r) = &p.ready {
+                    let probe = match &r.probe {
+                        ReadyProbe::Tcp(a) => format!("tcp {a}"),
+                        ReadyProbe::Exec(argv) => format!("exec {}", argv.join(" ")),
+                        ReadyProbe::File(f) => format!("file {}", f.display()),
+                    };
+                    let _ = write!(line, ", ready: {probe}");
+                }
+            }
+            if !p.autostart {
+                line.push_str(", autostart = false");
+            }
+            if p.main {
+                line.push_str(", main");
+            }
+            line.push(')');
+            if !p.depends_on.is_empty() {
+                let waits: Vec<String> = p
+                    .depends_on
+                    .iter()
+                    .map(|d| {
+                        let restart = if d.restart { ", restarts with it" } else { "" };
+                        format!("{} {}{restart}", d.name, d.condition.as_str())
+                    })
+                    .collect();
+                let _ = write!(line, "  waits for: {}", waits.join(", "));
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    for w in &config.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}

@@ -1,0 +1,4 @@
+//! The command line: arguments and the commands that do not talk to a running init.
+
+pub mod args;
+pub mod check;

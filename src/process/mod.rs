@@ -1,0 +1,9 @@
+//! Process creation, program environments and the exit type. Spawning happens only here.
+
+mod env;
+mod exit;
+mod spawn;
+
+pub use env::{program_env, read_env_file};
+pub use exit::Exit;
+pub use spawn::{Launch, Output, SpawnError, spawn};

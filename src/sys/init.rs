@@ -1,0 +1,88 @@
+//! Taking the init role: PID 1 or child subreaper, inherited descriptors, stray processes.
+
+use std::io;
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::{Pid, getpid};
+
+/// How ctrlinit came to own orphans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// PID 1 of its PID namespace: the kernel gives it every orphan.
+    Pid1,
+    /// Not PID 1: registered as child subreaper, so orphans of its descendants come to it.
+    Subreaper,
+}
+
+/// Becomes the reaper of orphans: nothing to do as PID 1, PR_SET_CHILD_SUBREAPER otherwise.
+pub fn take_reaper_role() -> io::Result<Role> {
+    if getpid().as_raw() == 1 {
+        return Ok(Role::Pid1);
+    }
+    nix::sys::prctl::set_child_subreaper(true)?;
+    Ok(Role::Subreaper)
+}
+
+/// Marks every descriptor above stderr close-on-exec, so nothing ctrlinit inherited (from
+/// `docker run`, a shell, a test harness) leaks into the programs it starts.
+pub fn cloexec_inherited_fds() {
+    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC only sets a flag on descriptors; it takes
+    // no pointers. Failure (kernel < 5.11) is harmless: descriptors ctrlinit opens itself are
+    // always O_CLOEXEC.
+    unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+        );
+    }
+}
+
+/// Sends `signal` to every process ctrlinit may still own: as PID 1, every process of the
+/// namespace (`kill(-1)`); as subreaper, its direct children (orphans were reparented to it).
+pub fn signal_strays(role: Role, signal: Signal) {
+    match role {
+        Role::Pid1 => {
+            let _ = kill(Pid::from_raw(-1), signal);
+        }
+        Role::Subreaper => {
+            for pid in children() {
+                let _ = kill(Pid::from_raw(pid), signal);
+            }
+        }
+    }
+}
+
+/// Direct children of ctrlinit, from `/proc/self/task/*/children`.
+pub fn children() -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
+        }
+    }
+    out
+}
+
+/// Sends `signal` to process group `pgid`, then SIGCONT so a stopped process can act on it.
+/// A group that no longer exists is not an error.
+pub fn signal_group(pgid: i32, signal: Signal) {
+    let group = Pid::from_raw(-pgid);
+    let _ = kill(group, signal);
+    if signal != Signal::SIGKILL && signal != Signal::SIGCONT {
+        let _ = kill(group, Signal::SIGCONT);
+    }
+}
+
+/// Whether process group `pgid` has any member left (zombies count until reaped).
+pub fn group_exists(pgid: i32) -> bool {
+    !matches!(kill(Pid::from_raw(-pgid), None), Err(Errno::ESRCH))
+}

@@ -1,0 +1,6 @@
+//! The PID-1 system layer: reaper role, signals through a signalfd, reaping, stray processes.
+//! Every `unsafe` here carries a `// SAFETY:` note.
+
+pub mod init;
+pub mod reap;
+pub mod signals;
