@@ -158,22 +158,32 @@ pub fn spawn(launch: Launch<'_>) -> Result<i32, SpawnError> {
 }
 
 /// Resets every signal's disposition to default: ctrlinit installs no handlers, but it may have
-/// inherited ignored signals (SIGPIPE from Rust's runtime, SIGHUP from nohup) that must not leak
-/// into programs.
+/// inherited ignored signals (SIGPIPE from Rust's runtime, SIGHUP from nohup, glibc's internal
+/// real-time signals from a parent) that must not leak into programs.
+///
+/// The raw `rt_sigaction` system call is used because glibc's wrapper refuses the two real-time
+/// signals it reserves, which a parent may still have left ignored.
 ///
 /// # Safety
-/// Call only in a forked child before exec (sigaction is async-signal-safe).
+/// Call only in a forked child before exec (a system call, async-signal-safe).
 unsafe fn reset_signal_dispositions(rtmax: libc::c_int) {
-    for sig in 1..=rtmax {
+    // An all-zero kernel sigaction is SIG_DFL with no flags and an empty mask, whatever the
+    // architecture's field order; 32 bytes cover every layout.
+    let default_action = [0u64; 4];
+    for sig in 1..=rtmax.max(64) {
         if sig == libc::SIGKILL || sig == libc::SIGSTOP {
             continue;
         }
-        // SAFETY: a zeroed sigaction with SIG_DFL is a valid argument; errors (signals reserved
-        // by libc) are ignored on purpose.
+        // SAFETY: the kernel reads `default_action` (valid for its size) and writes nothing
+        // (null old-action pointer); errors for invalid numbers are ignored on purpose.
         unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = libc::SIG_DFL;
-            libc::sigaction(sig, &action, std::ptr::null_mut());
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                sig,
+                default_action.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+                8usize,
+            );
         }
     }
 }

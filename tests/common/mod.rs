@@ -1,0 +1,393 @@
+//! Test harness: runs the real ctrlinit binary as PID 1 of a fresh PID namespace
+//! (`unshare --pid --fork --mount-proc --kill-child`), captures its output line by line, and waits
+//! for facts (a line, a file, a state, an exit) with deadlines instead of sleeping.
+//!
+//! Each test gets its own temp directory holding `conf.d/`, the control socket, log and crash
+//! directories, so tests run in parallel. Dropping an [`Init`] kills the namespace; when the test
+//! is failing, everything ctrlinit printed is shown.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// The ctrlinit binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ctrlinit")
+}
+
+/// Default deadline for a condition; generous for a loaded 2-core CI machine.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// Captured output lines, shared with reader threads.
+#[derive(Default)]
+struct Lines {
+    lines: Mutex<Vec<String>>,
+    changed: Condvar,
+}
+
+/// How to start an init.
+pub struct Builder {
+    files: Vec<(String, String)>,
+    args: Vec<String>,
+    env: HashMap<String, String>,
+    namespace: bool,
+    dir: tempfile::TempDir,
+}
+
+impl Builder {
+    /// Adds `conf.d/<name>` with `text` (`{dir}` in it is replaced by the test directory).
+    pub fn file(mut self, name: &str, text: &str) -> Self {
+        self.files.push((name.to_string(), text.to_string()));
+        self
+    }
+
+    /// Adds a command-line argument after the config options.
+    pub fn arg(mut self, a: &str) -> Self {
+        self.args.push(a.to_string());
+        self
+    }
+
+    /// Sets an environment variable for ctrlinit.
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.env.insert(k.to_string(), v.to_string());
+        self
+    }
+
+    /// Runs ctrlinit directly (not PID 1), so it takes the subreaper path.
+    pub fn without_namespace(mut self) -> Self {
+        self.namespace = false;
+        self
+    }
+
+    /// The test directory (for paths to put in config before starting).
+    pub fn dir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    /// Writes the config and starts ctrlinit.
+    pub fn start(self) -> Init {
+        let dir = self.dir.path().to_path_buf();
+        let conf = dir.join("conf.d");
+        std::fs::create_dir_all(&conf).unwrap();
+        for (name, text) in &self.files {
+            std::fs::write(
+                conf.join(name),
+                text.replace("{dir}", dir.to_str().unwrap()),
+            )
+            .unwrap();
+        }
+        let socket = dir.join("ctrlinit.sock");
+        let mut cmd = if self.namespace {
+            let mut c = Command::new("unshare");
+            c.args(["--pid", "--fork", "--mount-proc", "--kill-child"])
+                .arg(bin());
+            c
+        } else {
+            Command::new(bin())
+        };
+        cmd.arg("--config-dir").arg(&conf);
+        cmd.args(&self.args);
+        cmd.env("CTRLINIT_SOCKET", &socket)
+            .env("CTRLINIT_LOG", "debug")
+            .env("TEST_DIR", &dir)
+            .envs(&self.env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("failed to start ctrlinit");
+        let lines = Arc::new(Lines::default());
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let lines = Arc::clone(&lines);
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream);
+                let mut buf = Vec::new();
+                while reader.read_until(b'\n', &mut buf).unwrap_or(0) > 0 {
+                    let line = String::from_utf8_lossy(&buf)
+                        .trim_end_matches('\n')
+                        .to_string();
+                    lines.lines.lock().unwrap().push(line);
+                    lines.changed.notify_all();
+                    buf.clear();
+                }
+            });
+        }
+        let mut init = Init {
+            child: Some(child),
+            pid: 0,
+            dir: self.dir,
+            lines,
+            socket,
+            status: None,
+        };
+        init.pid = if self.namespace {
+            init.wait_for_ns_child()
+        } else {
+            init.child.as_ref().unwrap().id() as i32
+        };
+        init
+    }
+}
+
+/// A running ctrlinit.
+pub struct Init {
+    child: Option<Child>,
+    /// ctrlinit's pid as seen from the test (host namespace).
+    pub pid: i32,
+    dir: tempfile::TempDir,
+    lines: Arc<Lines>,
+    /// The control socket path given to ctrlinit.
+    pub socket: PathBuf,
+    status: Option<ExitStatus>,
+}
+
+/// Starts describing an init.
+pub fn init() -> Builder {
+    Builder {
+        files: Vec::new(),
+        args: Vec::new(),
+        env: HashMap::new(),
+        namespace: true,
+        dir: tempfile::tempdir().unwrap(),
+    }
+}
+
+/// Polls `f` until it returns `Some`, or panics with `what` after `timeout`.
+pub fn wait_until<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if Instant::now() > deadline {
+            panic!("timed out after {timeout:?} waiting for {what}");
+        }
+        std::thread::park_timeout(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+impl Init {
+    /// The test directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn wait_for_ns_child(&self) -> i32 {
+        let unshare = self.child.as_ref().unwrap().id();
+        wait_until("ctrlinit to start in its namespace", DEADLINE, || {
+            let text =
+                std::fs::read_to_string(format!("/proc/{unshare}/task/{unshare}/children")).ok()?;
+            text.split_whitespace().next()?.parse().ok()
+        })
+    }
+
+    /// Everything printed so far.
+    pub fn output(&self) -> String {
+        self.lines.lines.lock().unwrap().join("\n")
+    }
+
+    /// Lines printed so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.lines.lines.lock().unwrap().clone()
+    }
+
+    /// Waits for a line containing `needle`; returns it.
+    pub fn wait_for_line(&self, needle: &str) -> String {
+        self.wait_for_line_within(needle, DEADLINE)
+    }
+
+    /// Waits for a line containing `needle`, up to `timeout`.
+    pub fn wait_for_line_within(&self, needle: &str, timeout: Duration) -> String {
+        self.wait_for_nth_line(needle, 1, timeout)
+    }
+
+    /// Waits until `n` lines contain `needle`; returns the n-th.
+    pub fn wait_for_nth_line(&self, needle: &str, n: usize, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        let mut lines = self.lines.lines.lock().unwrap();
+        loop {
+            let found: Vec<&String> = lines.iter().filter(|l| l.contains(needle)).collect();
+            if found.len() >= n {
+                return found[n - 1].clone();
+            }
+            let now = Instant::now();
+            if now > deadline {
+                let all = lines.join("\n");
+                drop(lines);
+                panic!(
+                    "timed out after {timeout:?} waiting for line #{n} with {needle:?}; output:\n{all}"
+                );
+            }
+            lines = self
+                .lines
+                .changed
+                .wait_timeout(lines, deadline - now)
+                .unwrap()
+                .0;
+        }
+    }
+
+    /// Number of lines containing `needle` so far.
+    pub fn count_lines(&self, needle: &str) -> usize {
+        self.lines
+            .lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(needle))
+            .count()
+    }
+
+    /// Sends `sig` (e.g. "TERM") to ctrlinit.
+    pub fn signal(&self, sig: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.pid.to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{sig} {} failed", self.pid);
+    }
+
+    /// Waits for ctrlinit to exit; returns its exit code (128+n for a signal).
+    pub fn wait_exit(&mut self, timeout: Duration) -> i32 {
+        let child = self.child.as_mut().unwrap();
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "ctrlinit did not exit within {timeout:?}; output:\n{}",
+                    self.output()
+                );
+            }
+            std::thread::park_timeout(Duration::from_millis(5));
+        };
+        self.status = Some(status);
+        // Let the reader threads drain the pipes.
+        std::thread::park_timeout(Duration::from_millis(1));
+        use std::os::unix::process::ExitStatusExt;
+        status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+    }
+
+    /// Host pids of every process in ctrlinit's PID namespace except ctrlinit itself.
+    pub fn namespace_pids(&self) -> Vec<i32> {
+        let Ok(ns) = std::fs::read_link(format!("/proc/{}/ns/pid", self.pid)) else {
+            return Vec::new();
+        };
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|&p| p != self.pid)
+            .filter(|p| {
+                std::fs::read_link(format!("/proc/{p}/ns/pid"))
+                    .ok()
+                    .as_ref()
+                    == Some(&ns)
+            })
+            .collect()
+    }
+
+    /// Zombies among the namespace's processes.
+    pub fn zombies(&self) -> Vec<i32> {
+        self.namespace_pids()
+            .into_iter()
+            .filter(|&p| proc_state(p) == Some('Z'))
+            .collect()
+    }
+
+    /// Runs a ctrlinit client command against this init's socket; returns (exit code, stdout+stderr).
+    pub fn ctl(&self, args: &[&str]) -> (i32, String) {
+        let out = Command::new(bin())
+            .args(args)
+            .env("CTRLINIT_SOCKET", &self.socket)
+            .output()
+            .unwrap();
+        let mut text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        (out.status.code().unwrap_or(-1), text)
+    }
+}
+
+impl Drop for Init {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            if self.status.is_none() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+        if std::thread::panicking() {
+            eprintln!(
+                "---- ctrlinit output ----\n{}\n-------------------------",
+                self.output()
+            );
+        }
+    }
+}
+
+/// The state letter of a process (`R`, `S`, `Z` …) from `/proc/PID/stat`.
+pub fn proc_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    after.chars().next()
+}
+
+/// A `Name:\tvalue` field of `/proc/PID/status`.
+pub fn proc_status_field(pid: i32, field: &str) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map(|v| v.trim().to_string())
+}
+
+/// Waits until `path` exists; returns its contents.
+pub fn wait_for_file(path: &Path) -> String {
+    wait_until(&format!("file {}", path.display()), DEADLINE, || {
+        std::fs::read_to_string(path).ok()
+    })
+}
+
+/// Waits until `path` holds at least `n` lines; returns them.
+pub fn wait_for_lines_in(path: &Path, n: usize) -> Vec<String> {
+    wait_until(
+        &format!("{n} lines in {}", path.display()),
+        DEADLINE,
+        || {
+            let text = std::fs::read_to_string(path).ok()?;
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            (lines.len() >= n).then_some(lines)
+        },
+    )
+}
+
+/// Whether process `pid` exists (zombies count).
+pub fn alive(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Reads a pid written by a test program into `path`, translated to the host namespace.
+///
+/// Programs inside the namespace see their own pids; `$$` written to a file is the namespace pid.
+/// This finds the host pid whose NSpid ends with it, within `init`'s namespace.
+pub fn host_pid(init: &Init, ns_pid: i32) -> Option<i32> {
+    init.namespace_pids().into_iter().find(|&p| {
+        proc_status_field(p, "NSpid")
+            .and_then(|v| v.split_whitespace().last().map(str::to_string))
+            .and_then(|s| s.parse::<i32>().ok())
+            == Some(ns_pid)
+    })
+}

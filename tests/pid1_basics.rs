@@ -1,0 +1,119 @@
+//! PID-1 basics against the real binary: start order, SIGTERM, the `--` main program, reaping.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+
+#[test]
+fn chain_with_oneshot_first_starts_in_order_and_sigterm_exits_zero() {
+    let mut init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.prov]
+type = "oneshot"
+command = ["/bin/sh", "-c", "echo prov >> {dir}/order"]
+
+[program.db]
+command = ["/bin/sh", "-c", "echo db >> {dir}/order; touch {dir}/db.ready; exec sleep 1000"]
+depends_on = ["prov"]
+ready = { file = "{dir}/db.ready", interval = "10ms" }
+
+[program.api]
+command = ["/bin/sh", "-c", "echo api >> {dir}/order; exec sleep 1000"]
+depends_on = ["db"]
+"#,
+        )
+        .start();
+    let order = wait_for_lines_in(&init.dir().join("order"), 3);
+    assert_eq!(order, vec!["prov", "db", "api"]);
+    init.wait_for_line("api: starting -> running");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    assert!(init.namespace_pids().is_empty());
+}
+
+#[test]
+fn double_dash_program_exit_status_becomes_ctrlinit_status() {
+    let mut init = init()
+        .arg("--")
+        .arg("/bin/sh")
+        .arg("-c")
+        .arg("exit 7")
+        .start();
+    assert_eq!(init.wait_exit(DEADLINE), 7);
+    let mut init = common::init()
+        .arg("--")
+        .arg("/bin/sh")
+        .arg("-c")
+        .arg("kill -9 $$")
+        .start();
+    assert_eq!(init.wait_exit(DEADLINE), 137);
+}
+
+#[test]
+fn children_start_with_an_empty_signal_mask_and_default_dispositions() {
+    let init = init()
+        .file(
+            "a.toml",
+            "[program.s]\ncommand = [\"/bin/sleep\", \"1000\"]\n",
+        )
+        .start();
+    init.wait_for_line("s: starting -> running");
+    let pid = wait_until("the sleep process", DEADLINE, || {
+        init.namespace_pids()
+            .into_iter()
+            .find(|&p| proc_status_field(p, "Name").as_deref() == Some("sleep"))
+    });
+    assert_eq!(
+        proc_status_field(pid, "SigBlk").unwrap(),
+        "0000000000000000"
+    );
+    assert_eq!(
+        proc_status_field(pid, "SigIgn").unwrap(),
+        "0000000000000000"
+    );
+    // Its own session and process group.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let (pgrp, session) = (fields[2], fields[3]);
+    // /proc shows ids as the reader's namespace sees them: the host pid here.
+    assert_eq!(pgrp, pid.to_string());
+    assert_eq!(session, pid.to_string());
+    // Only stdio: no ctrlinit descriptor leaked.
+    let fds: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    let mut fds = fds;
+    fds.sort();
+    assert_eq!(fds, vec!["0", "1", "2"]);
+}
+
+#[test]
+fn a_thousand_orphans_are_reaped() {
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.spawner]
+type = "oneshot"
+command = ["/bin/sh", "-c", "i=0; while [ $i -lt 1000 ]; do (sleep 0.2 &) ; i=$((i+1)); done; touch {dir}/spawned"]
+"#,
+        )
+        .start();
+    wait_for_file(&init.dir().join("spawned"));
+    let start = Instant::now();
+    wait_until("every orphan to be reaped", Duration::from_secs(30), || {
+        let pids = init.namespace_pids();
+        (pids.is_empty()).then_some(())
+    });
+    assert!(init.zombies().is_empty());
+    eprintln!(
+        "1000 orphans gone {:?} after the spawner finished",
+        start.elapsed()
+    );
+}
