@@ -6,7 +6,9 @@
 
 pub mod cli;
 pub mod config;
+pub mod cores;
 pub mod graph;
+pub mod logs;
 pub mod process;
 pub mod supervisor;
 pub mod sys;

@@ -7,6 +7,8 @@ use clap::Parser;
 use ctrlinit::cli::args::{Cli, Command};
 use ctrlinit::cli::check::render_start_order;
 use ctrlinit::config::{self, LoadOptions};
+use ctrlinit::cores::CorePattern;
+use ctrlinit::logs::{Logs, OwnLogLayer};
 use ctrlinit::supervisor::runner::{RunOptions, Runner};
 use ctrlinit::sys;
 
@@ -61,20 +63,47 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     };
     sys::init::cloexec_inherited_fds();
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());
-    let config = match config::load_dir(&load_options(cli, main)) {
+    let mut config = match config::load_dir(&load_options(cli, main)) {
         Ok(c) => c,
         Err(errors) => {
             eprint!("ctrlinit: not starting anything: {errors}");
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    init_tracing(&config.init.log_level);
-    match start(config, mask, forward_to) {
-        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+    apply_overrides(&mut config, cli);
+    let config = std::sync::Arc::new(config);
+    let logs = match Logs::start(std::sync::Arc::clone(&config)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("ctrlinit: not starting anything: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    init_tracing(&config.init.log_level, &logs);
+    let code = match start(config.as_ref().clone(), mask, forward_to, &logs) {
+        Ok(code) => code,
         Err(e) => {
             tracing::error!("{e:#}");
-            ExitCode::from(1)
+            1
         }
+    };
+    logs.shutdown();
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// Paths given on the command line or in the environment win over the config files, so one
+/// image can run with different mounts (and tests with private directories).
+fn apply_overrides(config: &mut config::Config, cli: &Cli) {
+    if let Some(socket) = &cli.socket {
+        config.init.socket = socket.clone();
+    }
+    if let Some(dir) = std::env::var_os("CTRLINIT_LOG_DIR") {
+        config.init.log_dir = dir.into();
+        config.init.log_dir_configured = true;
+    }
+    if let Some(dir) = std::env::var_os("CTRLINIT_CRASH_DIR") {
+        config.init.crash_dir = dir.into();
+        config.init.crash_dir_configured = true;
     }
 }
 
@@ -82,6 +111,7 @@ fn start(
     config: config::Config,
     mask: nix::sys::signal::SigSet,
     forward_to: Option<String>,
+    logs: &Logs,
 ) -> anyhow::Result<i32> {
     let role = sys::init::take_reaper_role().context("failed to become a child subreaper")?;
     if role == sys::init::Role::Subreaper {
@@ -95,6 +125,7 @@ fn start(
         env!("CARGO_PKG_VERSION"),
         config.programs.len()
     );
+    tracing::info!("{}", CorePattern::read().describe());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -102,18 +133,26 @@ fn start(
         .context("failed to build the event loop")?;
     let code = runtime.block_on(async move {
         let signals = sys::signals::Signals::new(&mask).context("failed to open a signalfd")?;
-        let runner = Runner::new(config, RunOptions { role, forward_to });
+        let opts = RunOptions {
+            role,
+            forward_to,
+            logs: logs.sender(),
+        };
+        let runner = Runner::new(config, opts);
         anyhow::Ok(runner.run(signals).await)
     })?;
     Ok(code)
 }
 
-fn init_tracing(level: &str) {
+/// ctrlinit's own log goes through the log thread (console and `<log_dir>/ctrlinit.log`).
+fn init_tracing(level: &str, logs: &Logs) {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
     let level = std::env::var("CTRLINIT_LOG").unwrap_or_else(|_| level.to_string());
-    let filter: tracing::Level = level.parse().unwrap_or(tracing::Level::INFO);
-    tracing_subscriber::fmt()
-        .with_max_level(filter)
-        .with_target(false)
-        .with_writer(std::io::stderr)
-        .init();
+    let filter: tracing::level_filters::LevelFilter = level
+        .parse()
+        .unwrap_or(tracing::level_filters::LevelFilter::INFO);
+    let subscriber =
+        tracing_subscriber::registry().with(OwnLogLayer::new(logs.sender()).with_filter(filter));
+    let _ = tracing::subscriber::set_global_default(subscriber);
 }

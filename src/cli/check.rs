@@ -56,8 +56,42 @@ pub fn render_start_order(config: &Config) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
-    for w in &config.warnings {
+    for w in config.warnings.iter().chain(path_warnings(config).iter()) {
         let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
+
+/// Paths that are not usable yet. At image build time the host mounts and rendered files are
+/// missing, so these are warnings: `RUN ctrlinit check` must pass.
+pub fn path_warnings(config: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, dir) in [
+        ("log_dir", &config.init.log_dir),
+        ("crash_dir", &config.init.crash_dir),
+    ] {
+        if !dir.exists() {
+            out.push(format!(
+                "[init] {key} {} does not exist yet; it is created at start (mount it from the host to keep its files)",
+                dir.display()
+            ));
+        } else if nix::unistd::access(dir.as_path(), nix::unistd::AccessFlags::W_OK).is_err() {
+            out.push(format!(
+                "[init] {key} {} is not writable by this user",
+                dir.display()
+            ));
+        }
+    }
+    for p in &config.programs {
+        if let Some(f) = &p.env_file {
+            if !f.exists() {
+                out.push(format!(
+                    "program.{}.env_file {} does not exist yet; it is read at each start",
+                    p.name,
+                    f.display()
+                ));
+            }
+        }
     }
     out
 }

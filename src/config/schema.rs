@@ -101,6 +101,7 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
         init.crash_dir = r
             .string(v, "init.crash_dir")
             .map_or(init.crash_dir, PathBuf::from);
+        init.crash_dir_configured = true;
     }
     if let Some(v) = get(table, "console") {
         let choices = [

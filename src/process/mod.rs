@@ -2,8 +2,10 @@
 
 mod env;
 mod exit;
+mod pipes;
 mod spawn;
 
 pub use env::{program_env, read_env_file};
 pub use exit::Exit;
+pub use pipes::output_pipes;
 pub use spawn::{Launch, Output, SpawnError, spawn};

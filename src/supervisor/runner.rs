@@ -20,6 +20,8 @@ use super::core::{Action, Core, Input, Level, Notice};
 use super::program::Phase;
 use super::readiness;
 use crate::config::{Config, ProgramSpec, ReadyProbe, signal_name};
+use crate::cores::CrashInfo;
+use crate::logs::Command as LogCommand;
 use crate::process::{self, Exit, Launch, Output};
 use crate::sys::init::{Role, group_exists, signal_group, signal_strays};
 use crate::sys::reap::{Children, reap_exited};
@@ -51,6 +53,8 @@ pub struct RunOptions {
     pub role: Role,
     /// The program made from the `--` command, which gets HUP, USR1, USR2 and WINCH forwarded.
     pub forward_to: Option<String>,
+    /// The log thread.
+    pub logs: UnboundedSender<LogCommand>,
 }
 
 /// A readiness check in flight for one run.
@@ -151,7 +155,9 @@ impl Runner {
         }
         match signal {
             Signal::SIGHUP => warn!("SIGHUP: live reload is not available in this build; ignoring"),
-            Signal::SIGUSR1 => info!("SIGUSR1: no log files to reopen"),
+            Signal::SIGUSR1 => {
+                let _ = self.opts.logs.send(LogCommand::Reopen);
+            }
             other => debug!("ignoring {}", other.as_str()),
         }
     }
@@ -219,10 +225,7 @@ impl Runner {
                 pid,
                 exit,
                 uptime,
-            } => {
-                let name = self.spec(prog).name.clone();
-                warn!("{name}: pid {pid} crashed: {exit} after {uptime:?}");
-            }
+            } => self.report_crash(prog, pid, exit, uptime),
             Action::TerminationMessage(line) => write_termination_log(&line),
             Action::Exit { code, deadline } => self.exit = Some((code, deadline)),
             Action::Notice(n) => log_notice(&n),
@@ -235,7 +238,10 @@ impl Runner {
 
     fn spawn_program(&mut self, prog: usize) -> Input {
         let spec = self.spec(prog);
-        match launch(&spec, &spec.command, &[], Some(spec.core_dumps)) {
+        let run = self.core.programs()[prog].run;
+        let result =
+            self.launch_logged(&spec, &spec.command, &[], Some(spec.core_dumps), Some(run));
+        match result {
             Ok(pid) => Input::Spawned { prog, pid },
             Err(e) => Input::SpawnFailed {
                 prog,
@@ -243,6 +249,66 @@ impl Runner {
                 error: e.message,
             },
         }
+    }
+
+    /// Starts `argv` for `spec` with its stdout and stderr piped to the log thread.
+    fn launch_logged(
+        &self,
+        spec: &ProgramSpec,
+        argv: &[String],
+        extra_env: &[(&str, String)],
+        core_dumps: Option<bool>,
+        run: Option<u64>,
+    ) -> Result<i32, process::SpawnError> {
+        let pipes = process::output_pipes().map_err(|e| process::SpawnError {
+            exit: Exit::Code(126),
+            message: format!("failed to create output pipes: {e}"),
+        })?;
+        let (stdout_r, stdout_w, stderr_r, stderr_w) = pipes;
+        let pid = launch(
+            spec,
+            argv,
+            extra_env,
+            core_dumps,
+            Output::Fd(stdout_w),
+            Output::Fd(stderr_w),
+        )?;
+        let _ = self.opts.logs.send(LogCommand::Attach {
+            program: spec.name.clone(),
+            run,
+            stdout: stdout_r,
+            stderr: stderr_r,
+        });
+        Ok(pid)
+    }
+
+    fn report_crash(&mut self, prog: usize, pid: i32, exit: Exit, uptime: std::time::Duration) {
+        let p = &self.core.programs()[prog];
+        let spec = &p.spec;
+        let cwd = spec
+            .workdir
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| "/".into());
+        let info = CrashInfo {
+            program: spec.name.clone(),
+            pid,
+            run: p.run,
+            command: spec.command.clone(),
+            exit,
+            uptime,
+            restarts: p.history.total,
+            cwd,
+            core_dumps: spec.core_dumps,
+            max_cores: spec.max_cores,
+            max_reports: spec.max_reports,
+            at: std::time::SystemTime::now(),
+        };
+        debug!(
+            "{}: pid {pid} crashed: {exit}; writing a crash report",
+            spec.name
+        );
+        let _ = self.opts.logs.send(LogCommand::Crash(Box::new(info)));
     }
 
     fn spawn_finish(&mut self, prog: usize, exit: Option<Exit>) -> Input {
@@ -261,7 +327,7 @@ impl Runner {
         if let Some(e) = exit {
             extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
         }
-        match launch(&spec, argv, &extra, None) {
+        match self.launch_logged(&spec, argv, &extra, None, None) {
             Ok(pid) => Input::FinishSpawned { prog, pid },
             Err(e) => {
                 warn!("{}: finish hook failed to start: {}", spec.name, e.message);
@@ -310,7 +376,7 @@ impl Runner {
         let ReadyProbe::Exec(argv) = &check.probe else {
             return;
         };
-        let pid = match launch(&spec, argv, &[], None) {
+        let pid = match launch(&spec, argv, &[], None, Output::Null, Output::Null) {
             Ok(pid) => Some(pid),
             Err(e) => {
                 debug!(
@@ -445,6 +511,8 @@ fn launch(
     argv: &[String],
     extra_env: &[(&str, String)],
     core_dumps: Option<bool>,
+    stdout: Output,
+    stderr: Output,
 ) -> Result<i32, process::SpawnError> {
     let env = process::program_env(spec, extra_env).map_err(|message| process::SpawnError {
         exit: Exit::Code(126),
@@ -458,8 +526,8 @@ fn launch(
         umask: spec.umask,
         rlimits: &spec.rlimits,
         core_dumps,
-        stdout: Output::Inherit,
-        stderr: Output::Inherit,
+        stdout,
+        stderr,
     })
 }
 

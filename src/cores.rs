@@ -1,0 +1,440 @@
+//! Core dumps and crash reports.
+//!
+//! When a program dies of a signal ctrlinit did not send (or dumps core), the log thread writes
+//! `<crash_dir>/<program>/<UTC time>-<pid>-<SIGNAME>.json` with its last lines, and moves the
+//! core file, when the kernel wrote one where ctrlinit can see it, next to the report. Retention
+//! keeps a crash loop from filling the host disk: at most `max_cores` cores and `max_reports`
+//! reports per program, and a total size cap for the whole directory (oldest go first).
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+use crate::config::signal_name;
+use crate::process::Exit;
+
+/// How long a report waits for the crashed run's pipes to drain (a grandchild may hold them).
+pub const DRAIN_WAIT: Duration = Duration::from_millis(500);
+
+/// Lines of output a report carries.
+pub const REPORT_LINES: usize = 50;
+
+/// Where the kernel sends core dumps, from `/proc/sys/kernel/core_pattern`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CorePattern {
+    /// Relative: cores land in the program's working directory.
+    Relative(String),
+    /// An absolute path pattern.
+    Absolute(String),
+    /// Piped to a handler on the host (`|/usr/lib/systemd/systemd-coredump …`): ctrlinit cannot
+    /// see the core, it only writes the report.
+    Pipe(String),
+}
+
+impl CorePattern {
+    /// Reads the kernel's pattern.
+    pub fn read() -> Self {
+        let raw = std::fs::read_to_string("/proc/sys/kernel/core_pattern")
+            .unwrap_or_else(|_| "core".into());
+        Self::parse(raw.trim())
+    }
+
+    /// Classifies a pattern.
+    pub fn parse(raw: &str) -> Self {
+        if let Some(cmd) = raw.strip_prefix('|') {
+            CorePattern::Pipe(cmd.to_string())
+        } else if raw.starts_with('/') {
+            CorePattern::Absolute(raw.to_string())
+        } else {
+            CorePattern::Relative(raw.to_string())
+        }
+    }
+
+    /// One line for ctrlinit's start-up log.
+    pub fn describe(&self) -> String {
+        match self {
+            CorePattern::Relative(p) => format!(
+                "core_pattern {p:?} is relative: cores land in the program's working directory; ctrlinit moves them to crash_dir"
+            ),
+            CorePattern::Absolute(p) => format!(
+                "core_pattern {p:?} is an absolute path: ctrlinit collects cores found there into crash_dir"
+            ),
+            CorePattern::Pipe(cmd) => format!(
+                "core_pattern pipes cores to a host handler ({cmd}): cores go to the host; ctrlinit writes crash reports only"
+            ),
+        }
+    }
+
+    /// Where a core of `pid` (executable `comm`, working directory `cwd`) would be, if visible.
+    pub fn core_path(&self, pid: i32, comm: &str, cwd: &Path, uses_pid: bool) -> Option<PathBuf> {
+        let (pattern, base) = match self {
+            CorePattern::Pipe(_) => return None,
+            CorePattern::Relative(p) => (p.as_str(), Some(cwd)),
+            CorePattern::Absolute(p) => (p.as_str(), None),
+        };
+        let mut name = String::new();
+        let mut chars = pattern.chars();
+        let mut has_pid = false;
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                name.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('p') | Some('P') | Some('i') | Some('I') => {
+                    name.push_str(&pid.to_string());
+                    has_pid = true;
+                }
+                Some('e') => name.push_str(comm),
+                Some('%') => name.push('%'),
+                // Time, host name, uid … cannot be predicted exactly: give up on this pattern.
+                _ => return None,
+            }
+        }
+        if uses_pid && !has_pid {
+            name.push_str(&format!(".{pid}"));
+        }
+        Some(match base {
+            Some(dir) => dir.join(name),
+            None => PathBuf::from(name),
+        })
+    }
+}
+
+/// Whether the kernel appends `.PID` to core file names.
+pub fn core_uses_pid() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/core_uses_pid").is_ok_and(|s| s.trim() == "1")
+}
+
+/// What the supervisor knows of a crash.
+#[derive(Debug, Clone)]
+pub struct CrashInfo {
+    /// Program name.
+    pub program: String,
+    /// The crashed main process.
+    pub pid: i32,
+    /// Its run (to wait for its pipes).
+    pub run: u64,
+    /// argv.
+    pub command: Vec<String>,
+    /// How it ended.
+    pub exit: Exit,
+    /// How long it ran.
+    pub uptime: Duration,
+    /// Restarts made by policy so far.
+    pub restarts: u64,
+    /// Working directory it ran in.
+    pub cwd: PathBuf,
+    /// Whether cores were enabled for it.
+    pub core_dumps: bool,
+    /// Cores kept for the program.
+    pub max_cores: u32,
+    /// Reports kept for the program.
+    pub max_reports: u32,
+    /// When it ended.
+    pub at: SystemTime,
+}
+
+/// Where a report and its core went.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The JSON report.
+    pub report: PathBuf,
+    /// The core file, when one was collected.
+    pub core: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    program: &'a str,
+    pid: i32,
+    command: &'a [String],
+    time: String,
+    signal: Option<String>,
+    signal_number: Option<i32>,
+    exit_status: i32,
+    core_dumped: bool,
+    uptime_ms: u128,
+    restarts: u64,
+    core: Option<String>,
+    core_note: String,
+    last_lines: &'a [String],
+}
+
+/// Writes the report, collects the core, applies retention.
+pub fn write_report(
+    crash_dir: &Path,
+    info: &CrashInfo,
+    last_lines: &[String],
+    max_total: u64,
+) -> io::Result<Written> {
+    let dir = crash_dir.join(&info.program);
+    std::fs::create_dir_all(&dir)?;
+    let time = humantime::format_rfc3339_millis(info.at).to_string();
+    // Colons are awkward in file names (and on some host file systems): 20261130T142329.123Z.
+    let stamp = time.replace([':', '-'], "");
+    let sig = info
+        .exit
+        .signal()
+        .map(signal_name)
+        .unwrap_or_else(|| "EXIT".into());
+    let base = format!("{stamp}-{}-{sig}", info.pid);
+    let core_dumped = matches!(
+        info.exit,
+        Exit::Signal {
+            core_dumped: true,
+            ..
+        }
+    );
+    let pattern = CorePattern::read();
+    let (core, core_note) = collect_core(
+        &pattern,
+        info,
+        core_dumped,
+        &dir.join(format!("{base}.core")),
+    );
+    let report = Report {
+        program: &info.program,
+        pid: info.pid,
+        command: &info.command,
+        time,
+        signal: info.exit.signal().map(signal_name),
+        signal_number: info.exit.signal(),
+        exit_status: info.exit.shell_code(),
+        core_dumped,
+        uptime_ms: info.uptime.as_millis(),
+        restarts: info.restarts,
+        core: core.as_ref().map(|p| p.display().to_string()),
+        core_note,
+        last_lines,
+    };
+    let path = dir.join(format!("{base}.json"));
+    let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
+    std::fs::write(&path, json)?;
+    retain(&dir, "json", info.max_reports as usize);
+    retain(&dir, "core", info.max_cores as usize);
+    cap_total(crash_dir, max_total);
+    Ok(Written { report: path, core })
+}
+
+fn collect_core(
+    pattern: &CorePattern,
+    info: &CrashInfo,
+    dumped: bool,
+    dest: &Path,
+) -> (Option<PathBuf>, String) {
+    if !dumped {
+        let why = if info.core_dumps {
+            "no core was dumped"
+        } else {
+            "core dumps are off for this program (core_dumps = false)"
+        };
+        return (None, why.into());
+    }
+    if let CorePattern::Pipe(cmd) = pattern {
+        return (None, format!("the core went to the host's handler: {cmd}"));
+    }
+    let comm: String = info
+        .command
+        .first()
+        .map(|c| {
+            Path::new(c)
+                .file_name()
+                .map(|n| n.to_string_lossy().chars().take(15).collect())
+                .unwrap_or_default()
+        })
+        .unwrap_or_default();
+    let candidates: Vec<PathBuf> = [core_uses_pid(), true, false]
+        .into_iter()
+        .filter_map(|uses_pid| pattern.core_path(info.pid, &comm, &info.cwd, uses_pid))
+        .collect();
+    for src in candidates {
+        if src.is_file() && move_file(&src, dest).is_ok() {
+            return (
+                Some(dest.to_path_buf()),
+                format!("moved from {}", src.display()),
+            );
+        }
+    }
+    (
+        None,
+        "a core was dumped but not found where core_pattern says".into(),
+    )
+}
+
+/// Renames, or copies and removes across file systems.
+fn move_file(src: &Path, dest: &Path) -> io::Result<()> {
+    if std::fs::rename(src, dest).is_ok() {
+        return Ok(());
+    }
+    std::fs::copy(src, dest)?;
+    std::fs::remove_file(src)
+}
+
+/// Keeps the `keep` newest `*.ext` files of `dir` (names start with a UTC timestamp, so name
+/// order is age order).
+fn retain(dir: &Path, ext: &str, keep: usize) {
+    let mut files = files_with_ext(dir, ext);
+    files.sort();
+    let excess = files.len().saturating_sub(keep);
+    for f in &files[..excess] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == ext))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Removes the oldest files under `crash_dir` until the total is under `max_total`.
+fn cap_total(crash_dir: &Path, max_total: u64) {
+    let mut files: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+    if let Ok(programs) = std::fs::read_dir(crash_dir) {
+        for program in programs.flatten().filter(|e| e.path().is_dir()) {
+            for f in std::fs::read_dir(program.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if let Ok(m) = f.metadata() {
+                    files.push((
+                        m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                        m.len(),
+                        f.path(),
+                    ));
+                }
+            }
+        }
+    }
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    files.sort();
+    for (_, len, path) in files {
+        if total <= max_total {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_are_classified_and_expanded() {
+        assert_eq!(
+            CorePattern::parse("core"),
+            CorePattern::Relative("core".into())
+        );
+        assert!(matches!(
+            CorePattern::parse("|/usr/lib/systemd/systemd-coredump %P"),
+            CorePattern::Pipe(_)
+        ));
+        let cwd = Path::new("/srv");
+        let rel = CorePattern::parse("core");
+        assert_eq!(
+            rel.core_path(42, "api", cwd, false).unwrap(),
+            Path::new("/srv/core")
+        );
+        assert_eq!(
+            rel.core_path(42, "api", cwd, true).unwrap(),
+            Path::new("/srv/core.42")
+        );
+        let abs = CorePattern::parse("/cores/core.%e.%p");
+        assert_eq!(
+            abs.core_path(42, "api", cwd, true).unwrap(),
+            Path::new("/cores/core.api.42")
+        );
+        assert!(
+            CorePattern::parse("/cores/%t")
+                .core_path(1, "x", cwd, false)
+                .is_none()
+        );
+        assert!(
+            CorePattern::parse("|x")
+                .core_path(1, "x", cwd, false)
+                .is_none()
+        );
+    }
+
+    fn info(dir: &Path, pid: i32, secs: u64) -> CrashInfo {
+        CrashInfo {
+            program: "api".into(),
+            pid,
+            run: 1,
+            command: vec!["/bin/api".into()],
+            exit: Exit::Signal {
+                sig: 11,
+                core_dumped: false,
+            },
+            uptime: Duration::from_millis(1500),
+            restarts: 2,
+            cwd: dir.to_path_buf(),
+            core_dumps: false,
+            max_cores: 3,
+            max_reports: 2,
+            at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + secs + 2_000_000),
+        }
+    }
+
+    #[test]
+    fn reports_are_written_and_retention_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = vec!["| last words".to_string()];
+        for i in 0..4 {
+            write_report(
+                dir.path(),
+                &info(dir.path(), 100 + i, i as u64),
+                &lines,
+                u64::MAX,
+            )
+            .unwrap();
+        }
+        let mut reports = files_with_ext(&dir.path().join("api"), "json");
+        reports.sort();
+        assert_eq!(reports.len(), 2, "max_reports = 2");
+        let name = reports[1]
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(name.ends_with("-103-SIGSEGV.json"), "{name}");
+        assert_eq!(&name[8..9], "T", "{name}");
+        assert!(name[..20].ends_with(".000Z"), "{name}");
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&reports[1]).unwrap()).unwrap();
+        assert_eq!(v["signal"], "SIGSEGV");
+        assert_eq!(v["exit_status"], 139);
+        assert_eq!(v["last_lines"][0], "| last words");
+        assert_eq!(v["core"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn the_total_size_cap_removes_the_oldest() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = vec!["x".repeat(2000)];
+        for i in 0..5 {
+            let mut inf = info(dir.path(), 200 + i, i as u64);
+            inf.max_reports = 100;
+            write_report(dir.path(), &inf, &big, 5000).unwrap();
+        }
+        let total: u64 = files_with_ext(&dir.path().join("api"), "json")
+            .iter()
+            .map(|p| p.metadata().unwrap().len())
+            .sum();
+        assert!(total <= 5000, "total {total}");
+        assert!(!files_with_ext(&dir.path().join("api"), "json").is_empty());
+    }
+}

@@ -1,0 +1,499 @@
+//! The log thread: owns every program's sinks and ring, runs the pumps, writes crash reports.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::mpsc::{Sender, UnboundedReceiver};
+use tokio::sync::watch;
+use tracing::{Level, warn};
+
+use super::console::{self, format_block, json_line, prefix};
+use super::file::FileSink;
+use super::frame::Block;
+use super::ring::{RING_BYTES, Ring};
+use super::{Command, Stream, pump};
+use crate::config::{Config, ConsoleMode, InitSettings, LogSettings, StderrMode};
+use crate::cores;
+
+/// How long shutdown waits for pipes to reach end of file (a stray may hold one open).
+const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
+
+/// Usable directories, after start-up checks.
+#[derive(Debug, Clone)]
+pub(super) struct Dirs {
+    pub log_dir: Option<PathBuf>,
+    pub crash_dir: Option<PathBuf>,
+}
+
+/// Creates the log and crash directories and checks they can be written.
+pub(super) fn prepare_dirs(init: &InitSettings) -> Result<Dirs, String> {
+    let log_dir = usable_dir(&init.log_dir, init.log_dir_configured, "log_dir")?;
+    let crash_dir = usable_dir(&init.crash_dir, init.crash_dir_configured, "crash_dir")?;
+    Ok(Dirs { log_dir, crash_dir })
+}
+
+fn usable_dir(dir: &Path, configured: bool, key: &str) -> Result<Option<PathBuf>, String> {
+    match check_writable_dir(dir) {
+        Ok(()) => Ok(Some(dir.to_path_buf())),
+        Err(e) if configured => Err(format!(
+            "cannot use [init] {key} {}: {e}\n    fix: mount a writable directory there, or set [init] {key} to one",
+            dir.display()
+        )),
+        Err(e) => {
+            eprintln!(
+                "ctrlinit: warning: default {key} {} is not usable ({e}); going on without it (set [init] {key} to enable it)",
+                dir.display()
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Creates `dir` when missing and checks it can be written.
+pub fn check_writable_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}"))?;
+    nix::unistd::access(
+        dir,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+    )
+    .map_err(|e| format!("cannot write it: {e}"))
+}
+
+/// Drain tracking for one run: how many of its pipes are still open.
+struct RunDrain {
+    open: usize,
+    done: watch::Sender<bool>,
+}
+
+/// One program's sinks.
+pub(super) struct ProgramLog {
+    pub name: String,
+    pub settings: Cell<LogSettings>,
+    pub out_file: RefCell<Option<FileSink>>,
+    pub err_file: RefCell<Option<FileSink>>,
+    pub ring: RefCell<Ring>,
+    pub prefixes: RefCell<(Vec<u8>, Vec<u8>)>,
+    runs: RefCell<HashMap<u64, RunDrain>>,
+}
+
+/// A `ctrlinit logs -f` client.
+struct Follower {
+    programs: Vec<String>,
+    tx: Sender<Vec<u8>>,
+}
+
+/// State shared by the hub and its pumps (all on the log thread).
+pub(super) struct Shared {
+    pub console: Sender<Vec<u8>>,
+    pub mode: Cell<ConsoleMode>,
+    width: Cell<usize>,
+    dirs: Dirs,
+    programs: RefCell<HashMap<String, Rc<ProgramLog>>>,
+    own_file: RefCell<Option<FileSink>>,
+    own_dropped: Cell<u64>,
+    followers: RefCell<Vec<Follower>>,
+    open_pipes: Cell<usize>,
+    all_closed: watch::Sender<usize>,
+    config: RefCell<Arc<Config>>,
+}
+
+/// Runs the log thread until [`Command::Shutdown`].
+pub(super) fn run(config: Arc<Config>, dirs: Dirs, rx: UnboundedReceiver<Command>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .expect("failed to build the log thread's runtime");
+    let local = tokio::task::LocalSet::new();
+    let (console, console_thread) = console::start();
+    local.block_on(&runtime, serve(config, dirs, console, rx));
+    // The console sender is gone with `serve`: the console thread drains and ends.
+    let _ = console_thread.join();
+}
+
+async fn serve(
+    config: Arc<Config>,
+    dirs: Dirs,
+    console: Sender<Vec<u8>>,
+    mut rx: UnboundedReceiver<Command>,
+) {
+    let own_file = dirs.log_dir.as_ref().and_then(|d| {
+        // Own lines carry their timestamp and level already.
+        let settings = LogSettings::default();
+        FileSink::open(&d.join("ctrlinit.log"), &settings)
+            .map_err(|e| {
+                eprintln!(
+                    "ctrlinit: cannot open {}: {e}",
+                    d.join("ctrlinit.log").display()
+                )
+            })
+            .ok()
+    });
+    let shared = Rc::new(Shared {
+        console,
+        mode: Cell::new(config.init.console),
+        width: Cell::new(8),
+        dirs,
+        programs: RefCell::new(HashMap::new()),
+        own_file: RefCell::new(own_file),
+        own_dropped: Cell::new(0),
+        followers: RefCell::new(Vec::new()),
+        open_pipes: Cell::new(0),
+        all_closed: watch::channel(0).0,
+        config: RefCell::new(Arc::clone(&config)),
+    });
+    configure(&shared, config);
+    while let Some(cmd) = rx.recv().await {
+        match cmd {
+            Command::Configure(config) => configure(&shared, config),
+            Command::Attach {
+                program,
+                run,
+                stdout,
+                stderr,
+            } => attach(&shared, &program, run, stdout, stderr),
+            Command::Own { level, message } => own_line(&shared, level, &message),
+            Command::Reopen => reopen(&shared),
+            Command::Crash(info) => {
+                tokio::task::spawn_local(crash_report(Rc::clone(&shared), info));
+            }
+            Command::Tail {
+                programs,
+                lines,
+                reply,
+            } => {
+                let _ = reply.send(tail(&shared, &programs, lines));
+            }
+            Command::Follow { programs, tx } => shared
+                .followers
+                .borrow_mut()
+                .push(Follower { programs, tx }),
+            Command::Shutdown => break,
+        }
+    }
+    // Drain what programs wrote before they died (a stray holding a pipe bounds the wait).
+    let mut closed = shared.all_closed.subscribe();
+    let _ = tokio::time::timeout(
+        DRAIN_AT_EXIT,
+        closed.wait_for(|_| shared.open_pipes.get() == 0),
+    )
+    .await;
+    // Pending own lines sent before Shutdown are handled above; flush by dropping.
+    shared.own_file.borrow_mut().take();
+}
+
+fn configure(shared: &Rc<Shared>, config: Arc<Config>) {
+    shared.mode.set(config.init.console);
+    let width = config
+        .programs
+        .iter()
+        .map(|p| p.name.len())
+        .chain(std::iter::once("ctrlinit".len()))
+        .max()
+        .unwrap_or(8);
+    shared.width.set(width);
+    let mut programs = shared.programs.borrow_mut();
+    for spec in &config.programs {
+        let prefixes = (
+            prefix(&spec.name, width, Stream::Stdout),
+            prefix(&spec.name, width, Stream::Stderr),
+        );
+        match programs.get(&spec.name) {
+            Some(p) => {
+                *p.prefixes.borrow_mut() = prefixes;
+                if p.settings.get() != spec.log {
+                    p.settings.set(spec.log);
+                    open_files(shared, p);
+                }
+            }
+            None => {
+                let p = Rc::new(ProgramLog {
+                    name: spec.name.clone(),
+                    settings: Cell::new(spec.log),
+                    out_file: RefCell::new(None),
+                    err_file: RefCell::new(None),
+                    ring: RefCell::new(Ring::new(RING_BYTES)),
+                    prefixes: RefCell::new(prefixes),
+                    runs: RefCell::new(HashMap::new()),
+                });
+                open_files(shared, &p);
+                programs.insert(spec.name.clone(), p);
+            }
+        }
+    }
+    *shared.config.borrow_mut() = config;
+}
+
+fn open_files(shared: &Shared, p: &ProgramLog) {
+    let settings = p.settings.get();
+    let open = |suffix: &str| -> Option<FileSink> {
+        let dir = shared.dirs.log_dir.as_ref()?;
+        let path = dir.join(format!("{}{suffix}", p.name));
+        FileSink::open(&path, &settings)
+            .map_err(|e| {
+                warn!(
+                    "failed to open {}: {e}; {} gets no log file",
+                    path.display(),
+                    p.name
+                )
+            })
+            .ok()
+    };
+    let (out, err) = match (settings.file, settings.stderr) {
+        (false, _) => (None, None),
+        (true, StderrMode::Merge) => (open(".log"), None),
+        (true, StderrMode::Separate) => (open(".log"), open(".err.log")),
+    };
+    *p.out_file.borrow_mut() = out;
+    *p.err_file.borrow_mut() = err;
+}
+
+fn program_log(shared: &Rc<Shared>, name: &str) -> Rc<ProgramLog> {
+    if let Some(p) = shared.programs.borrow().get(name) {
+        return Rc::clone(p);
+    }
+    // Not in the config (cannot happen in practice): log with defaults rather than lose lines.
+    let width = shared.width.get();
+    let p = Rc::new(ProgramLog {
+        name: name.to_string(),
+        settings: Cell::new(LogSettings::default()),
+        out_file: RefCell::new(None),
+        err_file: RefCell::new(None),
+        ring: RefCell::new(Ring::new(RING_BYTES)),
+        prefixes: RefCell::new((
+            prefix(name, width, Stream::Stdout),
+            prefix(name, width, Stream::Stderr),
+        )),
+        runs: RefCell::new(HashMap::new()),
+    });
+    shared
+        .programs
+        .borrow_mut()
+        .insert(name.to_string(), Rc::clone(&p));
+    p
+}
+
+fn attach(
+    shared: &Rc<Shared>,
+    program: &str,
+    run: Option<u64>,
+    stdout: std::os::fd::OwnedFd,
+    stderr: std::os::fd::OwnedFd,
+) {
+    let p = program_log(shared, program);
+    if let Some(run) = run {
+        p.runs.borrow_mut().insert(
+            run,
+            RunDrain {
+                open: 2,
+                done: watch::channel(false).0,
+            },
+        );
+    }
+    for (fd, stream) in [(stdout, Stream::Stdout), (stderr, Stream::Stderr)] {
+        shared.open_pipes.set(shared.open_pipes.get() + 1);
+        tokio::task::spawn_local(pump::pump(
+            Rc::clone(shared),
+            Rc::clone(&p),
+            stream,
+            run,
+            fd,
+        ));
+    }
+}
+
+impl Shared {
+    /// A pump reached end of file.
+    pub(super) fn pipe_closed(&self, p: &ProgramLog, run: Option<u64>) {
+        self.open_pipes.set(self.open_pipes.get().saturating_sub(1));
+        self.all_closed.send_replace(self.open_pipes.get());
+        let Some(run) = run else { return };
+        let mut runs = p.runs.borrow_mut();
+        if let Some(r) = runs.get_mut(&run) {
+            r.open = r.open.saturating_sub(1);
+            if r.open == 0 {
+                r.done.send_replace(true);
+                runs.remove(&run);
+            }
+        }
+    }
+
+    /// Delivers a block to the files and the ring; appends its console and follower forms.
+    pub(super) fn deliver(
+        &self,
+        p: &ProgramLog,
+        stream: Stream,
+        block: Block<'_>,
+        console: &mut Vec<u8>,
+        follow: &mut Vec<u8>,
+    ) {
+        let settings = p.settings.get();
+        let separate = stream == Stream::Stderr && settings.stderr == StderrMode::Separate;
+        let file = if separate { &p.err_file } else { &p.out_file };
+        if let Some(f) = file.borrow_mut().as_mut() {
+            f.write_block(block);
+        }
+        p.ring
+            .borrow_mut()
+            .push_block(stream, block.data, block.terminated);
+        let prefixes = p.prefixes.borrow();
+        let prefix = if stream == Stream::Stderr {
+            &prefixes.1
+        } else {
+            &prefixes.0
+        };
+        if settings.console {
+            format_block(self.mode.get(), prefix, &p.name, stream, block, console);
+        }
+        if !self.followers.borrow().is_empty() {
+            format_block(ConsoleMode::Prefix, prefix, &p.name, stream, block, follow);
+        }
+    }
+
+    /// Sends a pump's formatted output to its followers (never waiting for them).
+    pub(super) fn to_followers(&self, program: &str, buf: &[u8]) {
+        let mut followers = self.followers.borrow_mut();
+        followers.retain(|f| !f.tx.is_closed());
+        for f in followers.iter() {
+            if f.programs.is_empty() || f.programs.iter().any(|n| n == program) {
+                let _ = f.tx.try_send(buf.to_vec());
+            }
+        }
+    }
+}
+
+fn own_line(shared: &Shared, level: Level, message: &str) {
+    let now = SystemTime::now();
+    let ts = humantime::format_rfc3339_millis(now).to_string();
+    if let Some(f) = shared.own_file.borrow_mut().as_mut() {
+        let line = format!("{ts} {:<5} {message}", level.as_str());
+        f.write_block(Block {
+            data: line.as_bytes(),
+            terminated: false,
+        });
+    }
+    let mut out = Vec::with_capacity(message.len() + 32);
+    let dropped = shared.own_dropped.get();
+    let mut lines = Vec::new();
+    if dropped > 0 {
+        lines.push((
+            Level::WARN,
+            format!(
+                "({dropped} lines of ctrlinit's own log were dropped: the console was blocked)"
+            ),
+        ));
+    }
+    lines.push((level, message.to_string()));
+    for (level, message) in &lines {
+        match shared.mode.get() {
+            ConsoleMode::Json => {
+                let lvl = level.as_str().to_ascii_lowercase();
+                json_line(
+                    &mut out,
+                    &ts,
+                    "ctrlinit",
+                    "log",
+                    Some(&lvl),
+                    message.as_bytes(),
+                );
+            }
+            mode => {
+                if mode != ConsoleMode::Plain {
+                    out.extend_from_slice(&prefix("ctrlinit", shared.width.get(), Stream::Log));
+                }
+                if *level <= Level::WARN {
+                    out.extend_from_slice(level.as_str().as_bytes());
+                    out.push(b' ');
+                }
+                out.extend_from_slice(message.as_bytes());
+                out.push(b'\n');
+            }
+        }
+    }
+    // Never wait for the console here: ctrlinit's own lines are dropped (and counted) instead.
+    match shared.console.try_send(out) {
+        Ok(()) => shared.own_dropped.set(0),
+        Err(_) => shared.own_dropped.set(dropped + 1),
+    }
+}
+
+fn reopen(shared: &Shared) {
+    for p in shared.programs.borrow().values() {
+        for f in [&p.out_file, &p.err_file] {
+            if let Some(f) = f.borrow_mut().as_mut() {
+                f.reopen();
+            }
+        }
+    }
+    if let Some(f) = shared.own_file.borrow_mut().as_mut() {
+        f.reopen();
+    }
+    tracing::info!("reopened the log files");
+}
+
+fn tail(shared: &Shared, programs: &[String], lines: usize) -> Vec<u8> {
+    let all = shared.programs.borrow();
+    let mut names: Vec<&String> = if programs.is_empty() {
+        all.keys().collect()
+    } else {
+        programs.iter().filter(|n| all.contains_key(*n)).collect()
+    };
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let p = &all[name];
+        let prefixes = p.prefixes.borrow();
+        for (stream, line) in p.ring.borrow().last_lines(lines) {
+            out.extend_from_slice(if stream == Stream::Stderr {
+                &prefixes.1
+            } else {
+                &prefixes.0
+            });
+            out.extend_from_slice(&line);
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// Waits (bounded) for the crashed run's pipes to drain, then writes the report off the
+/// supervisor's thread.
+async fn crash_report(shared: Rc<Shared>, info: Box<cores::CrashInfo>) {
+    let Some(crash_dir) = shared.dirs.crash_dir.clone() else {
+        return;
+    };
+    let p = program_log(&shared, &info.program);
+    let pending = p.runs.borrow().get(&info.run).map(|r| r.done.subscribe());
+    if let Some(mut done) = pending {
+        let _ = tokio::time::timeout(cores::DRAIN_WAIT, done.wait_for(|d| *d)).await;
+    }
+    let last_lines: Vec<String> = p
+        .ring
+        .borrow()
+        .last_lines(cores::REPORT_LINES)
+        .into_iter()
+        .map(|(stream, line)| {
+            let mark = if stream == Stream::Stderr { "! " } else { "| " };
+            format!("{mark}{}", String::from_utf8_lossy(&line))
+        })
+        .collect();
+    let max_size = shared.config.borrow().init.crash_max_size;
+    match cores::write_report(&crash_dir, &info, &last_lines, max_size) {
+        Ok(report) => tracing::warn!(
+            "{}: pid {} {}; crash report {}",
+            info.program,
+            info.pid,
+            info.exit,
+            report.report.display()
+        ),
+        Err(e) => warn!(
+            "{}: failed to write a crash report in {}: {e}",
+            info.program,
+            crash_dir.display()
+        ),
+    }
+}
