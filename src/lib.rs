@@ -12,3 +12,4 @@ pub mod logs;
 pub mod process;
 pub mod supervisor;
 pub mod sys;
+pub mod api;

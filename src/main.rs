@@ -6,6 +6,10 @@ use anyhow::Context;
 use clap::Parser;
 use ctrlinit::cli::args::{Cli, Command};
 use ctrlinit::cli::check::render_start_order;
+use ctrlinit::cli::{ctl, graph};
+use std::sync::Arc;
+
+use ctrlinit::api::server;
 use ctrlinit::config::{self, LoadOptions};
 use ctrlinit::cores::CorePattern;
 use ctrlinit::logs::{Logs, OwnLogLayer};
@@ -28,7 +32,69 @@ fn main() -> ExitCode {
             run_init(&cli, main)
         }
         Some(Command::Check { ref main }) => check(&cli, main.clone()),
+        Some(ref cmd) => ExitCode::from(client(&cli, cmd)),
     }
+}
+
+/// The control socket a client uses: `--socket`, `$CTRLINIT_SOCKET`, the config's `[init]
+/// socket` (when the config loads), or the default.
+fn client_socket(cli: &Cli) -> std::path::PathBuf {
+    if let Some(s) = &cli.socket {
+        return s.clone();
+    }
+    config::load_dir(&load_options(cli, Vec::new()))
+        .map(|c| c.init.socket)
+        .unwrap_or_else(|_| config::InitSettings::default().socket)
+}
+
+fn client(cli: &Cli, cmd: &Command) -> u8 {
+    let socket = client_socket(cli);
+    match cmd {
+        Command::Status {
+            names,
+            json,
+            wait,
+            timeout,
+        } => {
+            if wait.is_empty() {
+                ctl::status(&socket, names.clone(), *json)
+            } else {
+                ctl::wait(&socket, wait, *timeout)
+            }
+        }
+        Command::Start(a) => ctl::change(&socket, "start", a.names.clone(), a.all, a.timeout),
+        Command::Stop(a) => ctl::change(&socket, "stop", a.names.clone(), a.all, a.timeout),
+        Command::Restart(a) => ctl::change(&socket, "restart", a.names.clone(), a.all, a.timeout),
+        Command::Signal { signal, names } => ctl::signal(&socket, signal.clone(), names.clone()),
+        Command::Logs { names, lines, follow } => ctl::logs(&socket, names.clone(), *lines, *follow),
+        Command::Events { json } => ctl::events(&socket, *json),
+        Command::Health { strict } => ctl::health(&socket, *strict),
+        Command::Reload => ctl::reload(&socket),
+        Command::Shutdown => ctl::shutdown(&socket),
+        Command::Graph { format } => graph(cli, &socket, *format),
+        Command::Run { .. } | Command::Check { .. } => ctl::EXIT_USAGE,
+    }
+}
+
+/// With a running init, its live graph; otherwise the config's.
+fn graph(cli: &Cli, socket: &std::path::Path, format: graph::Format) -> u8 {
+    use ctrlinit::api::client::Client;
+    use ctrlinit::api::protocol::{Request, Response};
+    let live = Client::connect(socket)
+        .and_then(|mut c| c.call(&Request::Graph, std::time::Duration::from_secs(5)))
+        .ok();
+    let nodes = match live {
+        Some(Response::Graph { programs }) => programs,
+        _ => match config::load_dir(&load_options(cli, Vec::new())) {
+            Ok(c) => graph::nodes_from_config(&c),
+            Err(errors) => {
+                eprint!("{errors}");
+                return EXIT_CONFIG;
+            }
+        },
+    };
+    print!("{}", graph::render(&nodes, format));
+    ctl::EXIT_OK
 }
 
 fn load_options(cli: &Cli, main: Vec<String>) -> LoadOptions {
@@ -63,14 +129,15 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     };
     sys::init::cloexec_inherited_fds();
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());
-    let mut config = match config::load_dir(&load_options(cli, main)) {
+    let load = load_options(cli, main);
+    let overrides = config::Overrides::from_env(cli.socket.clone());
+    let config = match config::load_with(&load, &overrides) {
         Ok(c) => c,
         Err(errors) => {
             eprint!("ctrlinit: not starting anything: {errors}");
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    apply_overrides(&mut config, cli);
     let config = std::sync::Arc::new(config);
     let logs = match Logs::start(std::sync::Arc::clone(&config)) {
         Ok(l) => l,
@@ -80,7 +147,14 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
         }
     };
     init_tracing(&config.init.log_level, &logs);
-    let code = match start(config.as_ref().clone(), mask, forward_to, &logs) {
+    let opts = RunOptions {
+        role: sys::init::Role::Pid1,
+        forward_to,
+        logs: logs.sender(),
+        load,
+        overrides,
+    };
+    let code = match start(config, mask, opts) {
         Ok(code) => code,
         Err(e) => {
             tracing::error!("{e:#}");
@@ -91,29 +165,9 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     ExitCode::from(code.clamp(0, 255) as u8)
 }
 
-/// Paths given on the command line or in the environment win over the config files, so one
-/// image can run with different mounts (and tests with private directories).
-fn apply_overrides(config: &mut config::Config, cli: &Cli) {
-    if let Some(socket) = &cli.socket {
-        config.init.socket = socket.clone();
-    }
-    if let Some(dir) = std::env::var_os("CTRLINIT_LOG_DIR") {
-        config.init.log_dir = dir.into();
-        config.init.log_dir_configured = true;
-    }
-    if let Some(dir) = std::env::var_os("CTRLINIT_CRASH_DIR") {
-        config.init.crash_dir = dir.into();
-        config.init.crash_dir_configured = true;
-    }
-}
-
-fn start(
-    config: config::Config,
-    mask: nix::sys::signal::SigSet,
-    forward_to: Option<String>,
-    logs: &Logs,
-) -> anyhow::Result<i32> {
+fn start(config: Arc<config::Config>, mask: nix::sys::signal::SigSet, mut opts: RunOptions) -> anyhow::Result<i32> {
     let role = sys::init::take_reaper_role().context("failed to become a child subreaper")?;
+    opts.role = role;
     if role == sys::init::Role::Subreaper {
         tracing::info!(
             "not PID 1 (pid {}): registered as child subreaper, so orphans are still reaped",
@@ -133,13 +187,25 @@ fn start(
         .context("failed to build the event loop")?;
     let code = runtime.block_on(async move {
         let signals = sys::signals::Signals::new(&mask).context("failed to open a signalfd")?;
-        let opts = RunOptions {
-            role,
-            forward_to,
-            logs: logs.sender(),
+        let socket = config.init.socket.clone();
+        let socket_gid = match &config.init.socket_group {
+            Some(g) => Some(config::resolve_group(g).map_err(|()| anyhow::anyhow!("unknown socket_group {g:?}"))?),
+            None => None,
         };
-        let runner = Runner::new(config, opts);
-        anyhow::Ok(runner.run(signals).await)
+        let listener = server::bind(&socket, socket_gid).map_err(|e| anyhow::anyhow!(e))?;
+        let (control_tx, control_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (events, _) = tokio::sync::broadcast::channel(1024);
+        let handles = server::Handles {
+            control: control_tx,
+            events: events.clone(),
+            logs: opts.logs.clone(),
+            socket_gid,
+        };
+        tokio::spawn(server::serve(listener, handles, socket.clone()));
+        let runner = Runner::new(config, opts, control_rx, events);
+        let code = runner.run(signals).await;
+        let _ = std::fs::remove_file(&socket);
+        anyhow::Ok(code)
     })?;
     Ok(code)
 }

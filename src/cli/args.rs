@@ -1,8 +1,11 @@
 //! Command-line arguments (clap). Subcommand names and flags are a public contract.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+
+use super::graph::Format;
 
 /// ctrlinit: init and process supervisor for multi-process containers.
 #[derive(Debug, Parser)]
@@ -51,4 +54,83 @@ pub enum Command {
         #[arg(last = true, value_name = "CMD")]
         main: Vec<String>,
     },
+    /// Show programs' states (exit 0: all up, 3: some not, 4: init unreachable).
+    Status {
+        /// Programs to show (all by default).
+        names: Vec<String>,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Block until each NAME is in STATE (STATE may be `a|b`); exit 1 on timeout.
+        #[arg(long, num_args = 1.., value_name = "NAME=STATE")]
+        wait: Vec<String>,
+        /// How long --wait may block.
+        #[arg(long, default_value = "30s", value_parser = duration)]
+        timeout: Duration,
+    },
+    /// Start programs (and what they need); returns once they run.
+    Start(ChangeArgs),
+    /// Stop programs (after what requires them); they stay stopped until started.
+    Stop(ChangeArgs),
+    /// Restart programs and what requires them.
+    Restart(ChangeArgs),
+    /// Send a signal to programs' process groups.
+    Signal {
+        /// Signal name: SIGHUP, HUP, USR1 …
+        signal: String,
+        /// Programs.
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+    /// Show programs' last output lines (from memory), and follow it.
+    Logs {
+        /// Programs (all by default).
+        names: Vec<String>,
+        /// Lines per program.
+        #[arg(short = 'n', long, default_value_t = 100)]
+        lines: usize,
+        /// Keep printing new lines.
+        #[arg(short, long)]
+        follow: bool,
+    },
+    /// Stream state changes.
+    Events {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Exit 0 when every program is in its wanted state, 1 otherwise (for HEALTHCHECK and probes).
+    Health {
+        /// Count programs stopped by hand as unhealthy too.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Re-read the configuration and apply the difference (as SIGHUP does).
+    Reload,
+    /// Stop the container gracefully (as SIGTERM does).
+    Shutdown,
+    /// Print the dependency graph (with states when the init is running).
+    Graph {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "dot")]
+        format: Format,
+    },
+}
+
+/// Arguments of start, stop and restart.
+#[derive(Debug, clap::Args)]
+pub struct ChangeArgs {
+    /// Programs.
+    #[arg(required_unless_present = "all")]
+    pub names: Vec<String>,
+    /// Every program.
+    #[arg(long, conflicts_with = "names")]
+    pub all: bool,
+    /// How long to wait for the change to be applied.
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub timeout: Duration,
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    crate::config::parse_duration(s)
 }

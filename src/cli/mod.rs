@@ -2,3 +2,5 @@
 
 pub mod args;
 pub mod check;
+pub mod ctl;
+pub mod graph;

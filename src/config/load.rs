@@ -26,6 +26,51 @@ pub struct LoadOptions {
     pub env: Option<HashMap<String, String>>,
 }
 
+/// Settings given on the command line or in the environment, which win over the files (so one
+/// image runs with different mounts, and tests use private paths).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--socket` / `CTRLINIT_SOCKET`.
+    pub socket: Option<PathBuf>,
+    /// `CTRLINIT_LOG_DIR`.
+    pub log_dir: Option<PathBuf>,
+    /// `CTRLINIT_CRASH_DIR`.
+    pub crash_dir: Option<PathBuf>,
+}
+
+impl Overrides {
+    /// `socket` from the command line, the directories from the environment.
+    pub fn from_env(socket: Option<PathBuf>) -> Self {
+        Overrides {
+            socket,
+            log_dir: std::env::var_os("CTRLINIT_LOG_DIR").map(PathBuf::from),
+            crash_dir: std::env::var_os("CTRLINIT_CRASH_DIR").map(PathBuf::from),
+        }
+    }
+
+    /// Applies them to a loaded config.
+    pub fn apply(&self, config: &mut Config) {
+        if let Some(s) = &self.socket {
+            config.init.socket = s.clone();
+        }
+        if let Some(d) = &self.log_dir {
+            config.init.log_dir = d.clone();
+            config.init.log_dir_configured = true;
+        }
+        if let Some(d) = &self.crash_dir {
+            config.init.crash_dir = d.clone();
+            config.init.crash_dir_configured = true;
+        }
+    }
+}
+
+/// Loads `opts` and applies `overrides`.
+pub fn load_with(opts: &LoadOptions, overrides: &Overrides) -> Result<Config, ConfigErrors> {
+    let mut config = load_dir(opts)?;
+    overrides.apply(&mut config);
+    Ok(config)
+}
+
 /// A program draft with the file it came from.
 struct Located {
     draft: ProgramDraft,

@@ -15,7 +15,8 @@ mod units;
 
 pub use error::{ConfigError, ConfigErrors};
 pub use interpolate::interpolate;
-pub use load::{LoadOptions, MAIN_PROGRAM, load_dir};
+pub use load::{LoadOptions, MAIN_PROGRAM, Overrides, load_dir, load_with};
+pub use schema::resolve_group;
 pub use units::{parse_duration, parse_signal, parse_size, signal_name};
 
 use std::net::SocketAddr;

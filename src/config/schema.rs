@@ -592,7 +592,7 @@ fn resolve_user(name: &str) -> Result<(u32, Option<User>), ()> {
 }
 
 /// Resolves a group name or numeric id.
-pub(crate) fn resolve_group(name: &str) -> Result<u32, ()> {
+pub fn resolve_group(name: &str) -> Result<u32, ()> {
     if let Ok(gid) = name.parse::<u32>() {
         return Ok(gid);
     }

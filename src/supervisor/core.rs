@@ -96,6 +96,15 @@ pub enum Input {
     Stop(Vec<usize>),
     /// Restart by hand (the programs and their dependents).
     Restart(Vec<usize>),
+    /// Send a signal by hand to a program's process group.
+    Signal {
+        /// Program index.
+        prog: usize,
+        /// The signal.
+        signal: Signal,
+    },
+    /// Apply a new configuration: stop removed and changed programs, then switch.
+    Reload(Box<Config>),
 }
 
 /// Something the shell must do.
@@ -147,6 +156,9 @@ pub enum Action {
         /// When stray processes get SIGKILL.
         deadline: Instant,
     },
+    /// A reload was applied: program indices changed; readiness checks in flight are void
+    /// (the core re-issues `Probe` for runs still starting).
+    Reloaded,
     /// Tell the log and event subscribers.
     Notice(Notice),
 }
@@ -186,9 +198,16 @@ struct Shutdown {
     exit_sent: bool,
 }
 
+/// A reload waiting for removed and changed programs to stop.
+#[derive(Debug)]
+struct PendingReload {
+    config: Config,
+}
+
 /// All program state and the rules between programs.
 #[derive(Debug)]
 pub struct Core {
+    pending_reload: Option<PendingReload>,
     programs: Vec<Program>,
     graph: Graph,
     init: InitSettings,
@@ -208,6 +227,7 @@ impl Core {
             .map(|s| Program::new(Arc::new(s.clone()), now))
             .collect();
         Core {
+            pending_reload: None,
             programs,
             graph: Graph::new(&config.programs),
             init: config.init.clone(),
@@ -230,6 +250,11 @@ impl Core {
     /// Index of the program called `name`.
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.programs.iter().position(|p| p.name() == name)
+    }
+
+    /// Whether a reload waits for programs to stop.
+    pub fn reload_pending(&self) -> bool {
+        self.pending_reload.is_some()
     }
 
     /// Whether a shutdown is under way.
@@ -289,6 +314,12 @@ impl Core {
             Input::Start(progs) => self.start_by_hand(&progs, now, &mut acts),
             Input::Stop(progs) => self.stop_by_hand(&progs, now, &mut acts),
             Input::Restart(progs) => self.restart_by_hand(&progs, now, &mut acts),
+            Input::Signal { prog, signal } => {
+                if let Some(pid) = self.programs[prog].phase.pid() {
+                    self.signal_run(prog, pid, signal, &mut acts);
+                }
+            }
+            Input::Reload(config) => self.begin_reload(*config, now, &mut acts),
         }
         self.settle(now, &mut acts);
         acts
@@ -649,6 +680,7 @@ impl Core {
             }
         }
         self.restart_sets.clear();
+        self.pending_reload = None;
     }
 
     fn force_kill(&mut self, now: Instant, acts: &mut Vec<Action>) {
@@ -893,7 +925,12 @@ impl Core {
         let mut set: Vec<usize> = Vec::new();
         for &i in progs {
             for j in self.graph.dependents_closure(i) {
-                if !set.contains(&j) {
+                // A dependent stopped on purpose stays stopped.
+                let parked = matches!(
+                    self.programs[j].target,
+                    Target::Down(DownReason::Manual | DownReason::Autostart)
+                );
+                if (j == i || !parked) && !set.contains(&j) {
                     set.push(j);
                 }
             }
@@ -913,6 +950,106 @@ impl Core {
         self.restart_sets.push(set);
     }
 
+    /// What a reload to `config` would add, remove and change, as one line.
+    pub fn reload_summary(&self, config: &Config) -> String {
+        let (added, removed, changed) = self.diff(config);
+        let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+        format!(
+            "added {}; removed {}; changed {}; {} unchanged",
+            list(&added),
+            list(&removed),
+            list(&changed),
+            config.programs.len() - added.len() - changed.len()
+        )
+    }
+
+    /// Names added, removed and changed by `config`.
+    fn diff(&self, config: &Config) -> (Vec<String>, Vec<String>, Vec<String>) {
+        let mut removed = Vec::new();
+        let mut changed = Vec::new();
+        for p in &self.programs {
+            match config.program(p.name()) {
+                None => removed.push(p.name().to_string()),
+                Some(spec) if !same_spec(spec, &p.spec) => changed.push(p.name().to_string()),
+                Some(_) => {}
+            }
+        }
+        let added = config
+            .programs
+            .iter()
+            .filter(|p| self.index_of(&p.name).is_none())
+            .map(|p| p.name.clone())
+            .collect();
+        (added, removed, changed)
+    }
+
+    fn begin_reload(&mut self, config: Config, _now: Instant, acts: &mut Vec<Action>) {
+        if self.shutdown.is_some() {
+            return;
+        }
+        let msg = format!("reloading: {}", self.reload_summary(&config));
+        let (_, removed, changed) = self.diff(&config);
+        for p in &mut self.programs {
+            if removed.iter().any(|n| n == p.name()) {
+                p.target = Target::Down(DownReason::Removed);
+            } else if changed.iter().any(|n| n == p.name()) {
+                p.target = Target::Down(DownReason::Changed);
+            }
+        }
+        self.notice(None, Level::Info, None, msg, acts);
+        self.pending_reload = Some(PendingReload { config });
+    }
+
+    /// Switches to the new configuration once removed and changed programs are down.
+    fn apply_reload_when_ready(&mut self, now: Instant, acts: &mut Vec<Action>) -> bool {
+        let Some(pending) = &self.pending_reload else {
+            return false;
+        };
+        let leaving = |p: &Program| {
+            matches!(p.target, Target::Down(DownReason::Removed | DownReason::Changed))
+        };
+        if self.programs.iter().any(|p| leaving(p) && p.phase.is_live()) {
+            return false;
+        }
+        let config = pending.config.clone();
+        self.pending_reload = None;
+        let mut old: Vec<Option<Program>> = std::mem::take(&mut self.programs).into_iter().map(Some).collect();
+        let mut fresh = Vec::new();
+        for spec in &config.programs {
+            let kept = old
+                .iter_mut()
+                .find(|p| p.as_ref().is_some_and(|p| p.name() == spec.name && !leaving(p)))
+                .and_then(Option::take);
+            match kept {
+                Some(mut p) => {
+                    p.spec = Arc::new(spec.clone());
+                    self.programs.push(p);
+                }
+                None => {
+                    self.programs.push(Program::new(Arc::new(spec.clone()), now));
+                    fresh.push(self.programs.len() - 1);
+                }
+            }
+        }
+        self.graph = Graph::new(&config.programs);
+        self.init = config.init.clone();
+        self.restart_sets.clear();
+        acts.push(Action::Reloaded);
+        for i in fresh {
+            if self.programs[i].spec.autostart {
+                self.programs[i].target = Target::Up;
+                self.set_phase(i, Phase::Waiting, now, "new or changed by a reload".into(), acts);
+            }
+        }
+        for i in 0..self.programs.len() {
+            let p = &self.programs[i];
+            if matches!(p.phase, Phase::Starting { .. }) && p.spec.kind == Kind::Service && p.spec.ready.is_some() {
+                acts.push(Action::Probe { prog: i, run: p.run });
+            }
+        }
+        true
+    }
+
     /// Applies targets until nothing changes: stops what must stop (dependents first), brings
     /// back restart sets that are fully down, spawns what may start, and exits when shut down.
     fn settle(&mut self, now: Instant, acts: &mut Vec<Action>) {
@@ -922,6 +1059,7 @@ impl Core {
                 changed |= self.settle_down(i, now, acts);
             }
             changed |= self.release_restart_sets(now, acts);
+            changed |= self.apply_reload_when_ready(now, acts);
             if !changed {
                 break;
             }
@@ -1122,6 +1260,13 @@ impl Core {
             message,
         }));
     }
+}
+
+/// Whether two specs run the same thing (where they were defined does not matter).
+fn same_spec(a: &crate::config::ProgramSpec, b: &crate::config::ProgramSpec) -> bool {
+    let mut a = a.clone();
+    a.defined_at.clone_from(&b.defined_at);
+    a == *b
 }
 
 /// Whether `dep` meets `condition` now.

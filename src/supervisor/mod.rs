@@ -5,6 +5,7 @@ pub mod core;
 pub mod policy;
 pub mod program;
 pub mod readiness;
+mod control;
 pub mod runner;
 pub mod state;
 

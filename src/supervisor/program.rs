@@ -26,6 +26,8 @@ pub enum DownReason {
     Restart,
     /// Removed from the config by a reload.
     Removed,
+    /// Changed by a reload: stopped, then started with the new settings.
+    Changed,
 }
 
 impl DownReason {
@@ -38,6 +40,7 @@ impl DownReason {
             DownReason::Exhausted => "restart budget exhausted",
             DownReason::Restart => "restarting by hand",
             DownReason::Removed => "removed from the config",
+            DownReason::Changed => "changed by a reload",
         }
     }
 }

@@ -11,6 +11,8 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 
+use tokio::sync::broadcast;
+
 use nix::sys::signal::Signal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
@@ -19,7 +21,9 @@ use tracing::{debug, error, info, warn};
 use super::core::{Action, Core, Input, Level, Notice};
 use super::program::Phase;
 use super::readiness;
-use crate::config::{Config, ProgramSpec, ReadyProbe, signal_name};
+use crate::api::protocol::EventRecord;
+use crate::api::server::Control;
+use crate::config::{Config, LoadOptions, Overrides, ProgramSpec, ReadyProbe, signal_name};
 use crate::cores::CrashInfo;
 use crate::logs::Command as LogCommand;
 use crate::process::{self, Exit, Launch, Output};
@@ -55,6 +59,10 @@ pub struct RunOptions {
     pub forward_to: Option<String>,
     /// The log thread.
     pub logs: UnboundedSender<LogCommand>,
+    /// How to load the configuration again (reload).
+    pub load: LoadOptions,
+    /// Command-line and environment settings that win over the files.
+    pub overrides: Overrides,
 }
 
 /// A readiness check in flight for one run.
@@ -66,18 +74,34 @@ struct Probe {
 
 /// The owner of all program state.
 pub struct Runner {
-    core: Core,
-    opts: RunOptions,
+    pub(super) core: Core,
+    pub(super) opts: RunOptions,
     tx: UnboundedSender<Event>,
     rx: UnboundedReceiver<Event>,
     probes: HashMap<usize, Probe>,
     exit: Option<(i32, Instant)>,
     reaped: Vec<(i32, Exit)>,
+    /// The configuration in force.
+    pub(super) config: Arc<Config>,
+    /// A reloaded configuration the core has not switched to yet.
+    pub(super) pending_config: Option<Arc<Config>>,
+    /// Requests from control connections.
+    control: UnboundedReceiver<Control>,
+    /// State changes, for `events`, `--wait` and command completion.
+    pub(super) events: broadcast::Sender<EventRecord>,
+    /// Sequence number of the last event.
+    pub(super) seq: u64,
 }
 
 impl Runner {
-    /// A runner for `config`; nothing starts before [`Runner::run`].
-    pub fn new(config: Config, opts: RunOptions) -> Self {
+    /// A runner for `config`, answering `control` requests and announcing state changes on
+    /// `events`; nothing starts before [`Runner::run`].
+    pub fn new(
+        config: Arc<Config>,
+        opts: RunOptions,
+        control: UnboundedReceiver<Control>,
+        events: broadcast::Sender<EventRecord>,
+    ) -> Self {
         let (tx, rx) = unbounded_channel();
         let core = Core::new(&config, Instant::now());
         Runner {
@@ -88,6 +112,11 @@ impl Runner {
             probes: HashMap::new(),
             exit: None,
             reaped: Vec::new(),
+            config,
+            pending_config: None,
+            control,
+            events,
+            seq: 0,
         }
     }
 
@@ -106,6 +135,7 @@ impl Runner {
                     Err(e) => error!("failed to read signals: {e}"),
                 },
                 Some(event) = self.rx.recv() => self.on_event(event),
+                Some(request) = self.control.recv() => self.on_control(request),
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
             }
         }
@@ -154,7 +184,10 @@ impl Runner {
             return;
         }
         match signal {
-            Signal::SIGHUP => warn!("SIGHUP: live reload is not available in this build; ignoring"),
+            Signal::SIGHUP => match self.reload() {
+                Ok(summary) => info!("SIGHUP: reload: {summary}"),
+                Err(e) => error!("SIGHUP: reload refused, keeping the running configuration: {e}"),
+            },
             Signal::SIGUSR1 => {
                 let _ = self.opts.logs.send(LogCommand::Reopen);
             }
@@ -179,8 +212,10 @@ impl Runner {
     fn on_event(&mut self, event: Event) {
         match event {
             Event::ProbePassed { prog, run } => {
-                self.probes.remove(&prog);
-                self.feed(Input::Ready { prog, run });
+                if self.probes.get(&prog).is_some_and(|p| p.run == run) {
+                    self.probes.remove(&prog);
+                    self.feed(Input::Ready { prog, run });
+                }
             }
             Event::ProbeRetry { prog, run } => {
                 if self.probes.get(&prog).is_some_and(|p| p.run == run) {
@@ -192,7 +227,7 @@ impl Runner {
 
     /// Hands `input` to the core and carries out what it decides, including the inputs those
     /// actions produce (spawn results, emptied process groups).
-    fn feed(&mut self, input: Input) {
+    pub(super) fn feed(&mut self, input: Input) {
         let mut queue = VecDeque::from([input]);
         loop {
             while let Some(input) = queue.pop_front() {
@@ -228,8 +263,46 @@ impl Runner {
             } => self.report_crash(prog, pid, exit, uptime),
             Action::TerminationMessage(line) => write_termination_log(&line),
             Action::Exit { code, deadline } => self.exit = Some((code, deadline)),
-            Action::Notice(n) => log_notice(&n),
+            Action::Reloaded => self.reloaded(),
+            Action::Notice(n) => {
+                log_notice(&n);
+                self.announce(n);
+            }
         }
+    }
+
+    /// A reload was applied: indices changed, so every readiness check in flight is void (the
+    /// core re-issues the ones still needed), and the log thread gets the new settings.
+    fn reloaded(&mut self) {
+        for (_, probe) in self.probes.drain() {
+            if let Some(task) = probe.task {
+                task.abort();
+            }
+            if let Some(pid) = probe.exec_pid {
+                signal_group(pid, Signal::SIGKILL);
+            }
+        }
+        if let Some(config) = self.pending_config.take() {
+            self.config = Arc::clone(&config);
+            let _ = self.opts.logs.send(LogCommand::Configure(config));
+        }
+    }
+
+    /// Sends a notice to `events` subscribers (routine debug detail stays in the log).
+    fn announce(&mut self, n: Notice) {
+        if n.level == Level::Debug && n.transition.is_none() {
+            return;
+        }
+        self.seq += 1;
+        let record = EventRecord {
+            seq: self.seq,
+            time: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+            program: n.program,
+            from: n.transition.map(|t| t.0),
+            to: n.transition.map(|t| t.1),
+            message: n.message,
+        };
+        let _ = self.events.send(record);
     }
 
     fn spec(&self, prog: usize) -> Arc<ProgramSpec> {
@@ -494,6 +567,11 @@ impl Runner {
         }
         info!("all programs stopped; exiting with status {code}");
         code
+    }
+
+    /// Where the control socket is, to remove it at exit.
+    pub fn socket_path(&self) -> std::path::PathBuf {
+        self.config.init.socket.clone()
     }
 }
 

@@ -1,0 +1,459 @@
+//! The control socket server inside the init.
+//!
+//! Each connection is its own task on the supervisor's runtime: it checks the peer's credentials,
+//! reads one bounded request line (size and time), and only then talks to the owner loop through
+//! [`Control`] messages. Garbage, oversized or half-sent requests are answered with an error or
+//! dropped by the connection task; the owner loop never sees them. Waiting (`status --wait`, the
+//! completion of `start`/`stop`/`restart`) happens here too, driven by the event broadcast.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tracing::{debug, warn};
+
+use super::protocol::{
+    self, Condition, EventRecord, GraphNode, MAX_REQUEST, ProgramStatus, REQUEST_TIMEOUT, Request, Response,
+};
+use crate::logs::Command as LogCommand;
+use crate::supervisor::State;
+
+/// Connections served at once; more wait in the listen backlog.
+const MAX_CONNECTIONS: usize = 1024;
+
+/// What a connection asks the owner loop.
+pub enum Control {
+    /// A snapshot of programs (all when empty); unknown names are an error.
+    Status {
+        /// Programs.
+        names: Vec<String>,
+        /// Answer: sequence number and programs.
+        reply: oneshot::Sender<Result<(u64, Vec<ProgramStatus>), String>>,
+    },
+    /// Start, stop or restart by hand.
+    Change {
+        /// Which.
+        kind: ChangeKind,
+        /// Programs.
+        names: Vec<String>,
+        /// All programs.
+        all: bool,
+        /// Answer: what to wait for.
+        reply: oneshot::Sender<Result<Plan, String>>,
+    },
+    /// Send a signal by hand.
+    Signal {
+        /// Signal name.
+        signal: String,
+        /// Programs.
+        names: Vec<String>,
+        /// Answer.
+        reply: oneshot::Sender<Result<String, String>>,
+    },
+    /// Health verdict.
+    Health {
+        /// Count programs stopped by hand too.
+        strict: bool,
+        /// Answer: healthy, problems.
+        reply: oneshot::Sender<(bool, Vec<String>)>,
+    },
+    /// Reload the configuration.
+    Reload {
+        /// Answer.
+        reply: oneshot::Sender<Result<String, String>>,
+    },
+    /// Graceful shutdown.
+    Shutdown {
+        /// Answer.
+        reply: oneshot::Sender<String>,
+    },
+    /// The dependency graph.
+    Graph {
+        /// Answer.
+        reply: oneshot::Sender<Vec<GraphNode>>,
+    },
+}
+
+/// Start, stop or restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Start.
+    Start,
+    /// Stop.
+    Stop,
+    /// Restart.
+    Restart,
+}
+
+/// What a change by hand waits for before the command returns.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// What was done.
+    pub message: String,
+    /// Every goal must hold.
+    pub goals: Vec<Goal>,
+}
+
+/// One program reaching one of some states.
+#[derive(Debug, Clone)]
+pub struct Goal {
+    /// Program.
+    pub name: String,
+    /// Success states.
+    pub states: Vec<State>,
+    /// States that mean it will not get there.
+    pub fails: Vec<State>,
+    /// The run must be newer than this (a restart).
+    pub after_run: Option<u64>,
+}
+
+/// Everything a connection needs.
+#[derive(Clone)]
+pub struct Handles {
+    /// To the owner loop.
+    pub control: mpsc::UnboundedSender<Control>,
+    /// State changes.
+    pub events: broadcast::Sender<EventRecord>,
+    /// The log thread (for `logs`).
+    pub logs: mpsc::UnboundedSender<LogCommand>,
+    /// Group allowed besides root and ctrlinit's own user.
+    pub socket_gid: Option<u32>,
+}
+
+/// Binds the control socket: replaces a stale socket file, refuses to steal a live one.
+pub fn bind(path: &Path, socket_gid: Option<u32>) -> Result<UnixListener, String> {
+    if path.exists() {
+        match std::os::unix::net::UnixStream::connect(path) {
+            Ok(_) => {
+                return Err(format!(
+                    "the control socket {} is in use by a running ctrlinit\n    fix: stop it, or give this one another socket (--socket PATH or CTRLINIT_SOCKET)",
+                    path.display()
+                ));
+            }
+            Err(_) => {
+                std::fs::remove_file(path)
+                    .map_err(|e| format!("cannot remove the stale socket {}: {e}", path.display()))?;
+            }
+        }
+    }
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let listener =
+        UnixListener::bind(path).map_err(|e| format!("cannot create the control socket {}: {e}", path.display()))?;
+    let mode = if socket_gid.is_some() { 0o660 } else { 0o600 };
+    if let Some(gid) = socket_gid {
+        nix::unistd::chown(path, None, Some(nix::unistd::Gid::from_raw(gid)))
+            .map_err(|e| format!("cannot give the control socket to group {gid}: {e}"))?;
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("cannot set the control socket's mode: {e}"))?;
+    Ok(listener)
+}
+
+/// Accepts connections until the runtime ends.
+pub async fn serve(listener: UnixListener, handles: Handles, path: PathBuf) {
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let permit = match std::sync::Arc::clone(&slots).acquire_owned().await {
+            Ok(p) => p,
+            Err(_) => return,
+        };
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let handles = handles.clone();
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    if let Err(e) = connection(stream, handles).await {
+                        debug!("control connection ended: {e}");
+                    }
+                });
+            }
+            Err(e) => {
+                warn!("control socket {}: accept failed: {e}", path.display());
+                // EMFILE and friends: back off briefly instead of spinning.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
+    let peer = check_peer(&stream, h.socket_gid);
+    let (read, mut write) = stream.into_split();
+    if let Err(e) = peer {
+        write.write_all(&protocol::encode(Response::Error { error: e })).await?;
+        return Ok(());
+    }
+    let mut reader = BufReader::new(read).take(MAX_REQUEST as u64 + 1);
+    let mut line = Vec::new();
+    let n = match tokio::time::timeout(REQUEST_TIMEOUT, reader.read_until(b'\n', &mut line)).await {
+        Ok(r) => r?,
+        Err(_) => {
+            let error = format!("no complete request within {REQUEST_TIMEOUT:?}");
+            write.write_all(&protocol::encode(Response::Error { error })).await?;
+            return Ok(());
+        }
+    };
+    if n == 0 {
+        return Ok(());
+    }
+    if line.len() > MAX_REQUEST || !line.ends_with(b"\n") {
+        let error = if line.len() > MAX_REQUEST {
+            format!("request longer than {MAX_REQUEST} bytes")
+        } else {
+            "request not terminated by a newline".to_string()
+        };
+        write.write_all(&protocol::encode(Response::Error { error })).await?;
+        return Ok(());
+    }
+    let request = match protocol::decode_request(&line[..line.len() - 1]) {
+        Ok(r) => r,
+        Err(error) => {
+            write.write_all(&protocol::encode(Response::Error { error })).await?;
+            return Ok(());
+        }
+    };
+    handle(request, &h, &mut write).await
+}
+
+/// Root, ctrlinit's own user, or a member of the socket group; checked on the connection itself,
+/// so a socket file opened wide by someone does not let others in.
+fn check_peer(stream: &UnixStream, socket_gid: Option<u32>) -> Result<(), String> {
+    let cred = stream.peer_cred().map_err(|e| format!("cannot read peer credentials: {e}"))?;
+    let uid = cred.uid();
+    let own = nix::unistd::geteuid().as_raw();
+    if uid == 0 || uid == own {
+        return Ok(());
+    }
+    if let Some(gid) = socket_gid {
+        if cred.gid() == gid || user_in_group(uid, gid) {
+            return Ok(());
+        }
+    }
+    Err(format!("permission denied: uid {uid} may not use this control socket"))
+}
+
+fn user_in_group(uid: u32, gid: u32) -> bool {
+    let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) else {
+        return false;
+    };
+    let Ok(name) = std::ffi::CString::new(user.name) else {
+        return false;
+    };
+    nix::unistd::getgrouplist(&name, user.gid)
+        .map(|gs| gs.iter().any(|g| g.as_raw() == gid))
+        .unwrap_or(false)
+}
+
+type Writer = tokio::net::unix::OwnedWriteHalf;
+
+async fn send(w: &mut Writer, r: Response) -> io::Result<()> {
+    w.write_all(&protocol::encode(r)).await
+}
+
+async fn ask<T>(h: &Handles, make: impl FnOnce(oneshot::Sender<T>) -> Control) -> io::Result<T> {
+    let (tx, rx) = oneshot::channel();
+    h.control
+        .send(make(tx))
+        .map_err(|_| io::Error::other("the supervisor is gone"))?;
+    rx.await.map_err(|_| io::Error::other("the supervisor is gone"))
+}
+
+async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io::Result<()> {
+    match request {
+        Request::Status { names } => {
+            let r = match ask(h, |reply| Control::Status { names, reply }).await? {
+                Ok((seq, programs)) => Response::Status { seq, programs },
+                Err(error) => Response::Error { error },
+            };
+            send(w, r).await
+        }
+        Request::Wait { conditions, timeout_ms } => {
+            let r = wait_for(h, &conditions, Duration::from_millis(timeout_ms)).await?;
+            send(w, r).await
+        }
+        Request::Start { names, all, timeout_ms } => change(h, w, ChangeKind::Start, names, all, timeout_ms).await,
+        Request::Stop { names, all, timeout_ms } => change(h, w, ChangeKind::Stop, names, all, timeout_ms).await,
+        Request::Restart { names, all, timeout_ms } => {
+            change(h, w, ChangeKind::Restart, names, all, timeout_ms).await
+        }
+        Request::Signal { signal, names } => {
+            let r = match ask(h, |reply| Control::Signal { signal, names, reply }).await? {
+                Ok(message) => Response::Done { message },
+                Err(error) => Response::Error { error },
+            };
+            send(w, r).await
+        }
+        Request::Health { strict } => {
+            let (healthy, problems) = ask(h, |reply| Control::Health { strict, reply }).await?;
+            send(w, Response::Health { healthy, problems }).await
+        }
+        Request::Reload => {
+            let r = match ask(h, |reply| Control::Reload { reply }).await? {
+                Ok(message) => Response::Done { message },
+                Err(error) => Response::Error { error },
+            };
+            send(w, r).await
+        }
+        Request::Shutdown => {
+            let message = ask(h, |reply| Control::Shutdown { reply }).await?;
+            send(w, Response::Done { message }).await
+        }
+        Request::Graph => {
+            let programs = ask(h, |reply| Control::Graph { reply }).await?;
+            send(w, Response::Graph { programs }).await
+        }
+        Request::Events => stream_events(h, w).await,
+        Request::Logs { names, lines, follow } => logs(h, w, names, lines, follow).await,
+    }
+}
+
+async fn status(h: &Handles) -> io::Result<Vec<ProgramStatus>> {
+    let all = ask(h, |reply| Control::Status {
+        names: Vec::new(),
+        reply,
+    })
+    .await?;
+    Ok(all.map(|(_, p)| p).unwrap_or_default())
+}
+
+/// Waits until every condition holds at once.
+async fn wait_for(h: &Handles, conditions: &[Condition], timeout: Duration) -> io::Result<Response> {
+    let mut events = h.events.subscribe();
+    let deadline = tokio::time::Instant::now() + timeout;
+    // Unknown names are an error at once.
+    let names: Vec<String> = conditions.iter().map(|c| c.name.clone()).collect();
+    if let Err(error) = ask(h, |reply| Control::Status { names, reply }).await? {
+        return Ok(Response::Error { error });
+    }
+    loop {
+        let programs = status(h).await?;
+        let unmet: Vec<String> = conditions
+            .iter()
+            .filter_map(|c| {
+                let p = programs.iter().find(|p| p.name == c.name)?;
+                (!c.states.contains(&p.state)).then(|| format!("{} is {}", p.name, p.state))
+            })
+            .collect();
+        if unmet.is_empty() {
+            return Ok(Response::Done {
+                message: "condition holds".into(),
+            });
+        }
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Err(_) => {
+                return Ok(Response::Error {
+                    error: format!("timed out after {timeout:?}: {}", unmet.join(", ")),
+                });
+            }
+            Ok(Err(broadcast::error::RecvError::Closed)) => {
+                return Ok(Response::Error {
+                    error: "the supervisor is shutting down".into(),
+                });
+            }
+            Ok(_) => {}
+        }
+    }
+}
+
+async fn change(
+    h: &Handles,
+    w: &mut Writer,
+    kind: ChangeKind,
+    names: Vec<String>,
+    all: bool,
+    timeout_ms: u64,
+) -> io::Result<()> {
+    let mut events = h.events.subscribe();
+    let plan = match ask(h, |reply| Control::Change { kind, names, all, reply }).await? {
+        Ok(plan) => plan,
+        Err(error) => return send(w, Response::Error { error }).await,
+    };
+    let timeout = Duration::from_millis(timeout_ms);
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let programs = status(h).await?;
+        let mut pending = Vec::new();
+        for goal in &plan.goals {
+            let Some(p) = programs.iter().find(|p| p.name == goal.name) else {
+                continue;
+            };
+            let new_run = goal.after_run.is_none_or(|r| p.run > r);
+            if goal.states.contains(&p.state) && new_run {
+                continue;
+            }
+            if goal.fails.contains(&p.state) && new_run {
+                let exit = p.last_exit.as_ref().map(|e| format!(" ({})", e.text)).unwrap_or_default();
+                let error = format!("{} did not reach {}: it is {}{exit}", p.name, states_text(&goal.states), p.state);
+                return send(w, Response::Error { error }).await;
+            }
+            pending.push(format!("{} to be {} (it is {})", p.name, states_text(&goal.states), p.state));
+        }
+        if pending.is_empty() {
+            return send(w, Response::Done { message: plan.message }).await;
+        }
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Err(_) => {
+                let error = format!("timed out after {timeout:?} waiting for {}", pending.join(", "));
+                return send(w, Response::Error { error }).await;
+            }
+            Ok(Err(broadcast::error::RecvError::Closed)) => {
+                let error = "the supervisor is shutting down".to_string();
+                return send(w, Response::Error { error }).await;
+            }
+            Ok(_) => {}
+        }
+    }
+}
+
+fn states_text(states: &[State]) -> String {
+    let names: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
+    names.join(" or ")
+}
+
+async fn stream_events(h: &Handles, w: &mut Writer) -> io::Result<()> {
+    let mut events = h.events.subscribe();
+    loop {
+        match events.recv().await {
+            Ok(event) => send(w, Response::Event { event }).await?,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                let error = format!("{n} events were missed (this client read too slowly)");
+                send(w, Response::Error { error }).await?;
+            }
+            Err(broadcast::error::RecvError::Closed) => return Ok(()),
+        }
+    }
+}
+
+async fn logs(h: &Handles, w: &mut Writer, names: Vec<String>, lines: usize, follow: bool) -> io::Result<()> {
+    if let Err(error) = ask(h, |reply| Control::Status {
+        names: names.clone(),
+        reply,
+    })
+    .await?
+    {
+        return send(w, Response::Error { error }).await;
+    }
+    let (tx, rx) = oneshot::channel();
+    let _ = h.logs.send(LogCommand::Tail {
+        programs: names.clone(),
+        lines,
+        reply: tx,
+    });
+    let text = rx.await.unwrap_or_default();
+    send(w, Response::Logs { text: String::from_utf8_lossy(&text).into_owned() }).await?;
+    if !follow {
+        return Ok(());
+    }
+    let (tx, mut rx) = mpsc::channel(256);
+    let _ = h.logs.send(LogCommand::Follow { programs: names, tx });
+    while let Some(chunk) = rx.recv().await {
+        send(w, Response::Logs { text: String::from_utf8_lossy(&chunk).into_owned() }).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,349 @@
+//! Client subcommands: talk to the running init and print what it says.
+//!
+//! Exit statuses follow supervisorctl's LSB-style habit: 0 success, 1 failure (or a `--wait`
+//! that timed out), 2 usage or unknown program, 3 a program not in its wanted state (`status`),
+//! 4 the init cannot be reached. `health` only ever exits 0 or 1 (Docker reserves 2).
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::api::client::{Client, ClientError};
+use crate::api::protocol::{Condition, EventRecord, ProgramStatus, Request, Response};
+use crate::supervisor::State;
+
+/// Success.
+pub const EXIT_OK: u8 = 0;
+/// A command failed or timed out.
+pub const EXIT_FAILED: u8 = 1;
+/// Bad arguments or an unknown program.
+pub const EXIT_USAGE: u8 = 2;
+/// `status`: some program is not in its wanted state.
+pub const EXIT_NOT_RUNNING: u8 = 3;
+/// The init cannot be reached.
+pub const EXIT_UNREACHABLE: u8 = 4;
+
+/// Slack added to a server-side wait for the answer to arrive.
+const SLACK: Duration = Duration::from_secs(5);
+
+fn fail(e: &ClientError) -> u8 {
+    eprintln!("ctrlinit: {e}");
+    match e {
+        ClientError::Unreachable(..) => EXIT_UNREACHABLE,
+        _ => EXIT_FAILED,
+    }
+}
+
+fn error_code(error: &str) -> u8 {
+    if error.starts_with("unknown program") {
+        EXIT_USAGE
+    } else {
+        EXIT_FAILED
+    }
+}
+
+/// One request, one answer.
+fn call(socket: &Path, request: &Request, timeout: Duration) -> Result<Response, ClientError> {
+    Client::connect(socket)?.call(request, timeout)
+}
+
+/// `ctrlinit status [NAME…] [--json]`.
+pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
+    let r = match call(socket, &Request::Status { names }, SLACK) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    match r {
+        Response::Status { seq, programs } => {
+            if json {
+                let list: Vec<serde_json::Value> = programs
+                    .iter()
+                    .map(|p| {
+                        let mut v = serde_json::to_value(p).unwrap_or_default();
+                        v["seq"] = seq.into();
+                        v
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list).unwrap_or_default());
+            } else {
+                print!("{}", render_table(&programs));
+            }
+            if programs.iter().all(in_wanted_state) {
+                EXIT_OK
+            } else {
+                EXIT_NOT_RUNNING
+            }
+        }
+        Response::Error { error } => {
+            eprintln!("ctrlinit: {error}");
+            error_code(&error)
+        }
+        other => unexpected(&other),
+    }
+}
+
+fn in_wanted_state(p: &ProgramStatus) -> bool {
+    match p.kind.as_str() {
+        "oneshot" => p.state == State::Completed,
+        _ => p.state == State::Running,
+    }
+}
+
+/// The `status` table.
+pub fn render_table(programs: &[ProgramStatus]) -> String {
+    let rows: Vec<[String; 8]> = programs
+        .iter()
+        .map(|p| {
+            let restarts = format!(
+                "{} ({} left)",
+                p.restarts,
+                p.max_restarts.saturating_sub(p.restarts_in_window)
+            );
+            let last = p.last_exit.as_ref().map_or("-".into(), |e| e.text.clone());
+            let ready = match (&p.readiness, p.ready) {
+                (Some(r), true) => format!("yes ({r})"),
+                (Some(r), false) => format!("no ({r})"),
+                (None, true) => "yes".into(),
+                (None, false) => "-".into(),
+            };
+            let mut state = p.state.to_string();
+            if let Some(ms) = p.backoff_remaining_ms {
+                state.push_str(&format!(" ({})", short_duration(ms)));
+            }
+            if p.stopped_by_hand {
+                state.push_str(" (by hand)");
+            }
+            [
+                p.name.clone(),
+                p.kind.clone(),
+                state,
+                p.pid.map_or("-".into(), |v| v.to_string()),
+                p.uptime_ms.map_or("-".into(), short_duration),
+                restarts,
+                last,
+                ready,
+            ]
+        })
+        .collect();
+    let header = ["NAME", "TYPE", "STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "READY"];
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r.iter()) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<&str>, out: &mut String| {
+        let mut l = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(c);
+            } else {
+                l.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec(), &mut out);
+    for r in &rows {
+        line(r.iter().map(String::as_str).collect(), &mut out);
+    }
+    out
+}
+
+/// `1h2m`, `35s`, `250ms`.
+fn short_duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0 => format!("{ms}ms"),
+        1..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{}s", s / 60, s % 60),
+        3600..=86_399 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}
+
+/// Parses `NAME=STATE` (`STATE` may be `a|b`).
+pub fn parse_condition(text: &str) -> Result<Condition, String> {
+    let (name, states) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: write NAME=STATE, e.g. api=running"))?;
+    let states = states
+        .split('|')
+        .map(|s| s.parse::<State>())
+        .collect::<Result<Vec<State>, String>>()?;
+    Ok(Condition {
+        name: name.to_string(),
+        states,
+    })
+}
+
+/// `ctrlinit status --wait NAME=STATE… [--timeout T]`.
+pub fn wait(socket: &Path, conditions: &[String], timeout: Duration) -> u8 {
+    let conditions = match conditions.iter().map(|c| parse_condition(c)).collect::<Result<Vec<_>, _>>() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ctrlinit: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    // The init may still be starting (no socket yet): keep trying until the deadline, so a
+    // script can start the container and wait in one step.
+    let deadline = std::time::Instant::now() + timeout;
+    let client = loop {
+        match Client::connect(socket) {
+            Ok(c) => break c,
+            Err(ClientError::Unreachable(..)) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return fail(&e),
+        }
+    };
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let request = Request::Wait {
+        conditions,
+        timeout_ms: left.as_millis() as u64,
+    };
+    let mut client = client;
+    done(client.call(&request, left + SLACK))
+}
+
+/// Prints the outcome of a command answered with `Done` or `Error`.
+fn done(r: Result<Response, ClientError>) -> u8 {
+    match r {
+        Ok(Response::Done { message }) => {
+            println!("{message}");
+            EXIT_OK
+        }
+        Ok(Response::Error { error }) => {
+            eprintln!("ctrlinit: {error}");
+            error_code(&error)
+        }
+        Ok(other) => unexpected(&other),
+        Err(e) => fail(&e),
+    }
+}
+
+fn unexpected(r: &Response) -> u8 {
+    eprintln!("ctrlinit: unexpected answer: {r:?}");
+    EXIT_FAILED
+}
+
+/// `ctrlinit start|stop|restart NAME…|--all`.
+pub fn change(socket: &Path, verb: &str, names: Vec<String>, all: bool, timeout: Duration) -> u8 {
+    let timeout_ms = timeout.as_millis() as u64;
+    let request = match verb {
+        "start" => Request::Start { names, all, timeout_ms },
+        "stop" => Request::Stop { names, all, timeout_ms },
+        _ => Request::Restart { names, all, timeout_ms },
+    };
+    done(call(socket, &request, timeout + SLACK))
+}
+
+/// `ctrlinit signal SIGNAME NAME…`.
+pub fn signal(socket: &Path, signal: String, names: Vec<String>) -> u8 {
+    done(call(socket, &Request::Signal { signal, names }, SLACK))
+}
+
+/// `ctrlinit reload`.
+pub fn reload(socket: &Path) -> u8 {
+    done(call(socket, &Request::Reload, SLACK))
+}
+
+/// `ctrlinit shutdown`.
+pub fn shutdown(socket: &Path) -> u8 {
+    done(call(socket, &Request::Shutdown, SLACK))
+}
+
+/// `ctrlinit health [--strict]`: only 0 or 1.
+pub fn health(socket: &Path, strict: bool) -> u8 {
+    match call(socket, &Request::Health { strict }, SLACK) {
+        Ok(Response::Health { healthy: true, .. }) => {
+            println!("healthy");
+            EXIT_OK
+        }
+        Ok(Response::Health { problems, .. }) => {
+            println!("unhealthy: {}", problems.join("; "));
+            EXIT_FAILED
+        }
+        Ok(Response::Error { error }) => {
+            println!("unhealthy: {error}");
+            EXIT_FAILED
+        }
+        Ok(other) => {
+            println!("unhealthy: unexpected answer {other:?}");
+            EXIT_FAILED
+        }
+        Err(e) => {
+            println!("unhealthy: {e}");
+            EXIT_FAILED
+        }
+    }
+}
+
+/// `ctrlinit logs NAME… [-n N] [-f]`.
+pub fn logs(socket: &Path, names: Vec<String>, lines: usize, follow: bool) -> u8 {
+    let mut client = match Client::connect(socket) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let timeout = (!follow).then_some(SLACK);
+    if let Err(e) = client.send(&Request::Logs { names, lines, follow }, timeout) {
+        return fail(&e);
+    }
+    let mut out = std::io::stdout().lock();
+    loop {
+        match client.next() {
+            Ok(Some(Response::Logs { text })) => {
+                if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+                    return EXIT_OK;
+                }
+                if !follow {
+                    return EXIT_OK;
+                }
+            }
+            Ok(Some(Response::Error { error })) => {
+                eprintln!("ctrlinit: {error}");
+                return error_code(&error);
+            }
+            Ok(Some(other)) => return unexpected(&other),
+            Ok(None) => return EXIT_OK,
+            Err(e) => return fail(&e),
+        }
+    }
+}
+
+/// `ctrlinit events [--json]`.
+pub fn events(socket: &Path, json: bool) -> u8 {
+    let mut client = match Client::connect(socket) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    if let Err(e) = client.send(&Request::Events, None) {
+        return fail(&e);
+    }
+    let mut out = std::io::stdout().lock();
+    loop {
+        let line = match client.next() {
+            Ok(Some(Response::Event { event })) => render_event(&event, json),
+            Ok(Some(Response::Error { error })) => format!("ctrlinit: {error}\n"),
+            Ok(Some(other)) => return unexpected(&other),
+            Ok(None) => return EXIT_OK,
+            Err(e) => return fail(&e),
+        };
+        if out.write_all(line.as_bytes()).and_then(|()| out.flush()).is_err() {
+            return EXIT_OK;
+        }
+    }
+}
+
+fn render_event(e: &EventRecord, json: bool) -> String {
+    if json {
+        let mut s = serde_json::to_string(e).unwrap_or_default();
+        s.push('\n');
+        s
+    } else {
+        format!("{} {}\n", e.time, e.message)
+    }
+}

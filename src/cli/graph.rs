@@ -1,0 +1,114 @@
+//! `ctrlinit graph`: the dependency graph as Graphviz dot or Mermaid, with states when the init
+//! is running. Arrows go from a dependency to what waits for it (start order), labelled with the
+//! condition; restart-propagating edges are bold (dot) or thick (Mermaid).
+
+use std::fmt::Write;
+
+use crate::api::protocol::GraphNode;
+use crate::config::Config;
+use crate::supervisor::State;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Graphviz dot.
+    Dot,
+    /// Mermaid flowchart.
+    Mermaid,
+}
+
+/// Nodes from a config alone (no states).
+pub fn nodes_from_config(config: &Config) -> Vec<GraphNode> {
+    config
+        .programs
+        .iter()
+        .map(|p| GraphNode {
+            name: p.name.clone(),
+            kind: p.kind.as_str().to_string(),
+            state: None,
+            depends_on: p
+                .depends_on
+                .iter()
+                .map(|d| (d.name.clone(), d.condition.as_str().to_string(), d.restart))
+                .collect(),
+        })
+        .collect()
+}
+
+fn color(state: Option<State>) -> &'static str {
+    match state {
+        Some(State::Running | State::Completed) => "palegreen",
+        Some(State::Starting | State::Waiting | State::Stopping) => "lightyellow",
+        Some(State::Backoff | State::Exhausted | State::Exited) => "lightpink",
+        Some(State::Stopped) => "lightgrey",
+        None => "white",
+    }
+}
+
+/// Renders the graph.
+pub fn render(nodes: &[GraphNode], format: Format) -> String {
+    let mut out = String::new();
+    let label = |n: &GraphNode| match n.state {
+        Some(s) => format!("{} ({}, {s})", n.name, n.kind),
+        None => format!("{} ({})", n.name, n.kind),
+    };
+    match format {
+        Format::Dot => {
+            let _ = writeln!(out, "digraph ctrlinit {{\n  rankdir=LR;\n  node [shape=box, style=filled];");
+            for n in nodes {
+                let _ = writeln!(out, "  \"{}\" [label=\"{}\", fillcolor={}];", n.name, label(n), color(n.state));
+            }
+            for n in nodes {
+                for (dep, cond, restart) in &n.depends_on {
+                    let style = if *restart { ", style=bold" } else { "" };
+                    let extra = if *restart { ", restarts with it" } else { "" };
+                    let _ = writeln!(out, "  \"{dep}\" -> \"{}\" [label=\"{cond}{extra}\"{style}];", n.name);
+                }
+            }
+            out.push_str("}\n");
+        }
+        Format::Mermaid => {
+            out.push_str("flowchart LR\n");
+            let id = |name: &str| name.replace(['.', '-'], "_");
+            for n in nodes {
+                let _ = writeln!(out, "  {}[\"{}\"]", id(&n.name), label(n));
+            }
+            for n in nodes {
+                for (dep, cond, restart) in &n.depends_on {
+                    let arrow = if *restart { "==>" } else { "-->" };
+                    let extra = if *restart { ", restarts with it" } else { "" };
+                    let _ = writeln!(out, "  {} {arrow}|{cond}{extra}| {}", id(dep), id(&n.name));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_and_mermaid_show_edges_and_states() {
+        let nodes = vec![
+            GraphNode {
+                name: "netns".into(),
+                kind: "service".into(),
+                state: Some(State::Running),
+                depends_on: vec![],
+            },
+            GraphNode {
+                name: "app-1".into(),
+                kind: "service".into(),
+                state: Some(State::Backoff),
+                depends_on: vec![("netns".into(), "ready".into(), true)],
+            },
+        ];
+        let dot = render(&nodes, Format::Dot);
+        assert!(dot.contains("\"netns\" -> \"app-1\" [label=\"ready, restarts with it\", style=bold];"), "{dot}");
+        assert!(dot.contains("label=\"app-1 (service, backoff)\", fillcolor=lightpink"), "{dot}");
+        let mermaid = render(&nodes, Format::Mermaid);
+        assert!(mermaid.contains("netns ==>|ready, restarts with it| app_1"), "{mermaid}");
+    }
+}
