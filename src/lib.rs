@@ -4,6 +4,7 @@
 //! ([`config`]), the dependency graph ([`graph`]), the pure lifecycle and the owner loop
 //! ([`supervisor`]), process creation ([`process`]) and the PID-1 system layer ([`sys`]).
 
+pub mod api;
 pub mod cli;
 pub mod config;
 pub mod cores;
@@ -12,4 +13,3 @@ pub mod logs;
 pub mod process;
 pub mod supervisor;
 pub mod sys;
-pub mod api;

@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Parser;
 use ctrlinit::cli::args::{Cli, Command};
 use ctrlinit::cli::check::render_start_order;
 use ctrlinit::cli::{ctl, graph};
@@ -20,17 +19,10 @@ use ctrlinit::sys;
 const EXIT_CONFIG: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     match cli.command {
-        None => run_init(&cli, cli.main.clone()),
-        Some(Command::Run { ref main }) => {
-            let main = if main.is_empty() {
-                cli.main.clone()
-            } else {
-                main.clone()
-            };
-            run_init(&cli, main)
-        }
+        None => run_init(&cli, Vec::new()),
+        Some(Command::Run { ref main }) => run_init(&cli, main.clone()),
         Some(Command::Check { ref main }) => check(&cli, main.clone()),
         Some(ref cmd) => ExitCode::from(client(&cli, cmd)),
     }
@@ -66,7 +58,11 @@ fn client(cli: &Cli, cmd: &Command) -> u8 {
         Command::Stop(a) => ctl::change(&socket, "stop", a.names.clone(), a.all, a.timeout),
         Command::Restart(a) => ctl::change(&socket, "restart", a.names.clone(), a.all, a.timeout),
         Command::Signal { signal, names } => ctl::signal(&socket, signal.clone(), names.clone()),
-        Command::Logs { names, lines, follow } => ctl::logs(&socket, names.clone(), *lines, *follow),
+        Command::Logs {
+            names,
+            lines,
+            follow,
+        } => ctl::logs(&socket, names.clone(), *lines, *follow),
         Command::Events { json } => ctl::events(&socket, *json),
         Command::Health { strict } => ctl::health(&socket, *strict),
         Command::Reload => ctl::reload(&socket),
@@ -165,7 +161,11 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     ExitCode::from(code.clamp(0, 255) as u8)
 }
 
-fn start(config: Arc<config::Config>, mask: nix::sys::signal::SigSet, mut opts: RunOptions) -> anyhow::Result<i32> {
+fn start(
+    config: Arc<config::Config>,
+    mask: nix::sys::signal::SigSet,
+    mut opts: RunOptions,
+) -> anyhow::Result<i32> {
     let role = sys::init::take_reaper_role().context("failed to become a child subreaper")?;
     opts.role = role;
     if role == sys::init::Role::Subreaper {
@@ -174,10 +174,11 @@ fn start(config: Arc<config::Config>, mask: nix::sys::signal::SigSet, mut opts: 
             std::process::id()
         );
     }
+    let n = config.programs.len();
     tracing::info!(
-        "ctrlinit {} starting {} programs",
+        "ctrlinit {} starting {n} program{}",
         env!("CARGO_PKG_VERSION"),
-        config.programs.len()
+        if n == 1 { "" } else { "s" }
     );
     tracing::info!("{}", CorePattern::read().describe());
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -189,7 +190,10 @@ fn start(config: Arc<config::Config>, mask: nix::sys::signal::SigSet, mut opts: 
         let signals = sys::signals::Signals::new(&mask).context("failed to open a signalfd")?;
         let socket = config.init.socket.clone();
         let socket_gid = match &config.init.socket_group {
-            Some(g) => Some(config::resolve_group(g).map_err(|()| anyhow::anyhow!("unknown socket_group {g:?}"))?),
+            Some(g) => Some(
+                config::resolve_group(g)
+                    .map_err(|()| anyhow::anyhow!("unknown socket_group {g:?}"))?,
+            ),
             None => None,
         };
         let listener = server::bind(&socket, socket_gid).map_err(|e| anyhow::anyhow!(e))?;

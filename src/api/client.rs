@@ -57,7 +57,11 @@ impl Client {
 
     /// Sends `request`; `timeout` bounds the wait for each answer line (`None`: no bound, for
     /// streams).
-    pub fn send(&mut self, request: &Request, timeout: Option<Duration>) -> Result<(), ClientError> {
+    pub fn send(
+        &mut self,
+        request: &Request,
+        timeout: Option<Duration>,
+    ) -> Result<(), ClientError> {
         let stream = self.reader.get_mut();
         stream
             .set_read_timeout(timeout)
@@ -73,21 +77,32 @@ impl Client {
         match self.reader.read_line(&mut line) {
             Ok(0) => Ok(None),
             Ok(_) => {
-                let env: Envelope<Response> = serde_json::from_str(&line)
-                    .map_err(|e| ClientError::Protocol(format!("unreadable answer from ctrlinit: {e}")))?;
+                let env: Envelope<Response> = serde_json::from_str(&line).map_err(|e| {
+                    ClientError::Protocol(format!("unreadable answer from ctrlinit: {e}"))
+                })?;
                 Ok(Some(env.body))
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                Err(ClientError::Protocol("ctrlinit did not answer in time".into()))
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(ClientError::Protocol(
+                    "ctrlinit did not answer in time".into(),
+                ))
             }
-            Err(e) => Err(ClientError::Protocol(format!("connection to ctrlinit broke: {e}"))),
+            Err(e) => Err(ClientError::Protocol(format!(
+                "connection to ctrlinit broke: {e}"
+            ))),
         }
     }
 
     /// Sends `request` and returns the one answer.
     pub fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, ClientError> {
         self.send(request, Some(timeout))?;
-        self.next()?
-            .ok_or_else(|| ClientError::Protocol("ctrlinit closed the connection without an answer".into()))
+        self.next()?.ok_or_else(|| {
+            ClientError::Protocol("ctrlinit closed the connection without an answer".into())
+        })
     }
 }

@@ -282,7 +282,8 @@ pub fn decode_request(line: &[u8]) -> Result<Request, String> {
 /// Encodes a message as one line (with the trailing newline).
 pub fn encode<T: Serialize>(body: T) -> Vec<u8> {
     let mut line = serde_json::to_vec(&Envelope::new(body)).unwrap_or_else(|e| {
-        format!(r#"{{"v":1,"type":"error","error":"failed to encode a response: {e}"}}"#).into_bytes()
+        format!(r#"{{"v":1,"type":"error","error":"failed to encode a response: {e}"}}"#)
+            .into_bytes()
     });
     line.push(b'\n');
     line
@@ -295,7 +296,9 @@ mod tests {
     #[test]
     fn requests_round_trip() {
         let reqs = vec![
-            Request::Status { names: vec!["api".into()] },
+            Request::Status {
+                names: vec!["api".into()],
+            },
             Request::Wait {
                 conditions: vec![Condition {
                     name: "api".into(),
@@ -323,10 +326,18 @@ mod tests {
 
     #[test]
     fn garbage_and_other_versions_are_errors() {
-        assert!(decode_request(b"hello").unwrap_err().starts_with("bad request"));
+        assert!(
+            decode_request(b"hello")
+                .unwrap_err()
+                .starts_with("bad request")
+        );
         assert!(decode_request(br#"{"v":1,"cmd":"fly"}"#).is_err());
         assert!(decode_request(br#"{"v":1,"cmd":"status","extra":1}"#).is_err());
-        assert!(decode_request(br#"{"v":2,"cmd":"status"}"#).unwrap_err().contains("version 2"));
+        assert!(
+            decode_request(br#"{"v":2,"cmd":"status"}"#)
+                .unwrap_err()
+                .contains("version 2")
+        );
         assert!(decode_request(br#"{"cmd":"status"}"#).is_err());
     }
 }

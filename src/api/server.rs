@@ -17,7 +17,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tracing::{debug, warn};
 
 use super::protocol::{
-    self, Condition, EventRecord, GraphNode, MAX_REQUEST, ProgramStatus, REQUEST_TIMEOUT, Request, Response,
+    self, Condition, EventRecord, GraphNode, MAX_REQUEST, ProgramStatus, REQUEST_TIMEOUT, Request,
+    Response,
 };
 use crate::logs::Command as LogCommand;
 use crate::supervisor::State;
@@ -135,16 +136,17 @@ pub fn bind(path: &Path, socket_gid: Option<u32>) -> Result<UnixListener, String
                 ));
             }
             Err(_) => {
-                std::fs::remove_file(path)
-                    .map_err(|e| format!("cannot remove the stale socket {}: {e}", path.display()))?;
+                std::fs::remove_file(path).map_err(|e| {
+                    format!("cannot remove the stale socket {}: {e}", path.display())
+                })?;
             }
         }
     }
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let listener =
-        UnixListener::bind(path).map_err(|e| format!("cannot create the control socket {}: {e}", path.display()))?;
+    let listener = UnixListener::bind(path)
+        .map_err(|e| format!("cannot create the control socket {}: {e}", path.display()))?;
     let mode = if socket_gid.is_some() { 0o660 } else { 0o600 };
     if let Some(gid) = socket_gid {
         nix::unistd::chown(path, None, Some(nix::unistd::Gid::from_raw(gid)))
@@ -186,7 +188,9 @@ async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
     let peer = check_peer(&stream, h.socket_gid);
     let (read, mut write) = stream.into_split();
     if let Err(e) = peer {
-        write.write_all(&protocol::encode(Response::Error { error: e })).await?;
+        write
+            .write_all(&protocol::encode(Response::Error { error: e }))
+            .await?;
         return Ok(());
     }
     let mut reader = BufReader::new(read).take(MAX_REQUEST as u64 + 1);
@@ -195,7 +199,9 @@ async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
         Ok(r) => r?,
         Err(_) => {
             let error = format!("no complete request within {REQUEST_TIMEOUT:?}");
-            write.write_all(&protocol::encode(Response::Error { error })).await?;
+            write
+                .write_all(&protocol::encode(Response::Error { error }))
+                .await?;
             return Ok(());
         }
     };
@@ -208,13 +214,17 @@ async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
         } else {
             "request not terminated by a newline".to_string()
         };
-        write.write_all(&protocol::encode(Response::Error { error })).await?;
+        write
+            .write_all(&protocol::encode(Response::Error { error }))
+            .await?;
         return Ok(());
     }
     let request = match protocol::decode_request(&line[..line.len() - 1]) {
         Ok(r) => r,
         Err(error) => {
-            write.write_all(&protocol::encode(Response::Error { error })).await?;
+            write
+                .write_all(&protocol::encode(Response::Error { error }))
+                .await?;
             return Ok(());
         }
     };
@@ -224,7 +234,9 @@ async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
 /// Root, ctrlinit's own user, or a member of the socket group; checked on the connection itself,
 /// so a socket file opened wide by someone does not let others in.
 fn check_peer(stream: &UnixStream, socket_gid: Option<u32>) -> Result<(), String> {
-    let cred = stream.peer_cred().map_err(|e| format!("cannot read peer credentials: {e}"))?;
+    let cred = stream
+        .peer_cred()
+        .map_err(|e| format!("cannot read peer credentials: {e}"))?;
     let uid = cred.uid();
     let own = nix::unistd::geteuid().as_raw();
     if uid == 0 || uid == own {
@@ -235,7 +247,9 @@ fn check_peer(stream: &UnixStream, socket_gid: Option<u32>) -> Result<(), String
             return Ok(());
         }
     }
-    Err(format!("permission denied: uid {uid} may not use this control socket"))
+    Err(format!(
+        "permission denied: uid {uid} may not use this control socket"
+    ))
 }
 
 fn user_in_group(uid: u32, gid: u32) -> bool {
@@ -261,7 +275,8 @@ async fn ask<T>(h: &Handles, make: impl FnOnce(oneshot::Sender<T>) -> Control) -
     h.control
         .send(make(tx))
         .map_err(|_| io::Error::other("the supervisor is gone"))?;
-    rx.await.map_err(|_| io::Error::other("the supervisor is gone"))
+    rx.await
+        .map_err(|_| io::Error::other("the supervisor is gone"))
 }
 
 async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io::Result<()> {
@@ -273,17 +288,36 @@ async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io::Result<()>
             };
             send(w, r).await
         }
-        Request::Wait { conditions, timeout_ms } => {
+        Request::Wait {
+            conditions,
+            timeout_ms,
+        } => {
             let r = wait_for(h, &conditions, Duration::from_millis(timeout_ms)).await?;
             send(w, r).await
         }
-        Request::Start { names, all, timeout_ms } => change(h, w, ChangeKind::Start, names, all, timeout_ms).await,
-        Request::Stop { names, all, timeout_ms } => change(h, w, ChangeKind::Stop, names, all, timeout_ms).await,
-        Request::Restart { names, all, timeout_ms } => {
-            change(h, w, ChangeKind::Restart, names, all, timeout_ms).await
-        }
+        Request::Start {
+            names,
+            all,
+            timeout_ms,
+        } => change(h, w, ChangeKind::Start, names, all, timeout_ms).await,
+        Request::Stop {
+            names,
+            all,
+            timeout_ms,
+        } => change(h, w, ChangeKind::Stop, names, all, timeout_ms).await,
+        Request::Restart {
+            names,
+            all,
+            timeout_ms,
+        } => change(h, w, ChangeKind::Restart, names, all, timeout_ms).await,
         Request::Signal { signal, names } => {
-            let r = match ask(h, |reply| Control::Signal { signal, names, reply }).await? {
+            let r = match ask(h, |reply| Control::Signal {
+                signal,
+                names,
+                reply,
+            })
+            .await?
+            {
                 Ok(message) => Response::Done { message },
                 Err(error) => Response::Error { error },
             };
@@ -309,7 +343,11 @@ async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io::Result<()>
             send(w, Response::Graph { programs }).await
         }
         Request::Events => stream_events(h, w).await,
-        Request::Logs { names, lines, follow } => logs(h, w, names, lines, follow).await,
+        Request::Logs {
+            names,
+            lines,
+            follow,
+        } => logs(h, w, names, lines, follow).await,
     }
 }
 
@@ -323,7 +361,11 @@ async fn status(h: &Handles) -> io::Result<Vec<ProgramStatus>> {
 }
 
 /// Waits until every condition holds at once.
-async fn wait_for(h: &Handles, conditions: &[Condition], timeout: Duration) -> io::Result<Response> {
+async fn wait_for(
+    h: &Handles,
+    conditions: &[Condition],
+    timeout: Duration,
+) -> io::Result<Response> {
     let mut events = h.events.subscribe();
     let deadline = tokio::time::Instant::now() + timeout;
     // Unknown names are an error at once.
@@ -370,7 +412,14 @@ async fn change(
     timeout_ms: u64,
 ) -> io::Result<()> {
     let mut events = h.events.subscribe();
-    let plan = match ask(h, |reply| Control::Change { kind, names, all, reply }).await? {
+    let plan = match ask(h, |reply| Control::Change {
+        kind,
+        names,
+        all,
+        reply,
+    })
+    .await?
+    {
         Ok(plan) => plan,
         Err(error) => return send(w, Response::Error { error }).await,
     };
@@ -388,18 +437,41 @@ async fn change(
                 continue;
             }
             if goal.fails.contains(&p.state) && new_run {
-                let exit = p.last_exit.as_ref().map(|e| format!(" ({})", e.text)).unwrap_or_default();
-                let error = format!("{} did not reach {}: it is {}{exit}", p.name, states_text(&goal.states), p.state);
+                let exit = p
+                    .last_exit
+                    .as_ref()
+                    .map(|e| format!(" ({})", e.text))
+                    .unwrap_or_default();
+                let error = format!(
+                    "{} did not reach {}: it is {}{exit}",
+                    p.name,
+                    states_text(&goal.states),
+                    p.state
+                );
                 return send(w, Response::Error { error }).await;
             }
-            pending.push(format!("{} to be {} (it is {})", p.name, states_text(&goal.states), p.state));
+            pending.push(format!(
+                "{} to be {} (it is {})",
+                p.name,
+                states_text(&goal.states),
+                p.state
+            ));
         }
         if pending.is_empty() {
-            return send(w, Response::Done { message: plan.message }).await;
+            return send(
+                w,
+                Response::Done {
+                    message: plan.message,
+                },
+            )
+            .await;
         }
         match tokio::time::timeout_at(deadline, events.recv()).await {
             Err(_) => {
-                let error = format!("timed out after {timeout:?} waiting for {}", pending.join(", "));
+                let error = format!(
+                    "timed out after {timeout:?} waiting for {}",
+                    pending.join(", ")
+                );
                 return send(w, Response::Error { error }).await;
             }
             Ok(Err(broadcast::error::RecvError::Closed)) => {
@@ -430,7 +502,13 @@ async fn stream_events(h: &Handles, w: &mut Writer) -> io::Result<()> {
     }
 }
 
-async fn logs(h: &Handles, w: &mut Writer, names: Vec<String>, lines: usize, follow: bool) -> io::Result<()> {
+async fn logs(
+    h: &Handles,
+    w: &mut Writer,
+    names: Vec<String>,
+    lines: usize,
+    follow: bool,
+) -> io::Result<()> {
     if let Err(error) = ask(h, |reply| Control::Status {
         names: names.clone(),
         reply,
@@ -446,14 +524,29 @@ async fn logs(h: &Handles, w: &mut Writer, names: Vec<String>, lines: usize, fol
         reply: tx,
     });
     let text = rx.await.unwrap_or_default();
-    send(w, Response::Logs { text: String::from_utf8_lossy(&text).into_owned() }).await?;
+    send(
+        w,
+        Response::Logs {
+            text: String::from_utf8_lossy(&text).into_owned(),
+        },
+    )
+    .await?;
     if !follow {
         return Ok(());
     }
     let (tx, mut rx) = mpsc::channel(256);
-    let _ = h.logs.send(LogCommand::Follow { programs: names, tx });
+    let _ = h.logs.send(LogCommand::Follow {
+        programs: names,
+        tx,
+    });
     while let Some(chunk) = rx.recv().await {
-        send(w, Response::Logs { text: String::from_utf8_lossy(&chunk).into_owned() }).await?;
+        send(
+            w,
+            Response::Logs {
+                text: String::from_utf8_lossy(&chunk).into_owned(),
+            },
+        )
+        .await?;
     }
     Ok(())
 }

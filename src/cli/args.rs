@@ -9,12 +9,7 @@ use super::graph::Format;
 
 /// ctrlinit: init and process supervisor for multi-process containers.
 #[derive(Debug, Parser)]
-#[command(
-    name = "ctrlinit",
-    version,
-    about,
-    args_conflicts_with_subcommands = true
-)]
+#[command(name = "ctrlinit", version, about)]
 pub struct Cli {
     /// Configuration directory: every *.toml in it is read in lexical order.
     #[arg(
@@ -30,13 +25,38 @@ pub struct Cli {
     #[arg(long, global = true, env = "CTRLINIT_SOCKET", value_name = "PATH")]
     pub socket: Option<PathBuf>,
 
-    /// What to do; without one, run the init.
+    /// What to do; without one, run the init (`ctrlinit -- CMD ARGS…` runs CMD as the main
+    /// program, as `ctrlinit run -- CMD ARGS…` does).
     #[command(subcommand)]
     pub command: Option<Command>,
+}
 
-    /// A program to run as the container's main program (after `--`).
-    #[arg(last = true, value_name = "CMD")]
-    pub main: Vec<String>,
+impl Cli {
+    /// Parses the process's arguments. `ctrlinit [OPTIONS] -- CMD…` (the tini-style entry point)
+    /// is read as `ctrlinit [OPTIONS] run -- CMD…`.
+    pub fn parse_args() -> Self {
+        Cli::parse_from(with_implicit_run(std::env::args_os().collect()))
+    }
+}
+
+/// Inserts `run` before a `--` that comes before any subcommand.
+pub fn with_implicit_run(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut i = 1;
+    while i < args.len() {
+        let a = args[i].to_string_lossy();
+        if a == "--" {
+            args.insert(i, "run".into());
+            break;
+        }
+        if a == "--config-dir" || a == "--socket" {
+            i += 2;
+        } else if a.starts_with('-') {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    args
 }
 
 /// Subcommands.

@@ -64,7 +64,10 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
                         v
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&list).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&list).unwrap_or_default()
+                );
             } else {
                 print!("{}", render_table(&programs));
             }
@@ -125,7 +128,16 @@ pub fn render_table(programs: &[ProgramStatus]) -> String {
             ]
         })
         .collect();
-    let header = ["NAME", "TYPE", "STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "READY"];
+    let header = [
+        "NAME",
+        "TYPE",
+        "STATE",
+        "PID",
+        "UPTIME",
+        "RESTARTS",
+        "LAST EXIT",
+        "READY",
+    ];
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r.iter()) {
@@ -181,7 +193,11 @@ pub fn parse_condition(text: &str) -> Result<Condition, String> {
 
 /// `ctrlinit status --wait NAME=STATE… [--timeout T]`.
 pub fn wait(socket: &Path, conditions: &[String], timeout: Duration) -> u8 {
-    let conditions = match conditions.iter().map(|c| parse_condition(c)).collect::<Result<Vec<_>, _>>() {
+    let conditions = match conditions
+        .iter()
+        .map(|c| parse_condition(c))
+        .collect::<Result<Vec<_>, _>>()
+    {
         Ok(c) => c,
         Err(e) => {
             eprintln!("ctrlinit: {e}");
@@ -234,9 +250,21 @@ fn unexpected(r: &Response) -> u8 {
 pub fn change(socket: &Path, verb: &str, names: Vec<String>, all: bool, timeout: Duration) -> u8 {
     let timeout_ms = timeout.as_millis() as u64;
     let request = match verb {
-        "start" => Request::Start { names, all, timeout_ms },
-        "stop" => Request::Stop { names, all, timeout_ms },
-        _ => Request::Restart { names, all, timeout_ms },
+        "start" => Request::Start {
+            names,
+            all,
+            timeout_ms,
+        },
+        "stop" => Request::Stop {
+            names,
+            all,
+            timeout_ms,
+        },
+        _ => Request::Restart {
+            names,
+            all,
+            timeout_ms,
+        },
     };
     done(call(socket, &request, timeout + SLACK))
 }
@@ -289,14 +317,25 @@ pub fn logs(socket: &Path, names: Vec<String>, lines: usize, follow: bool) -> u8
         Err(e) => return fail(&e),
     };
     let timeout = (!follow).then_some(SLACK);
-    if let Err(e) = client.send(&Request::Logs { names, lines, follow }, timeout) {
+    if let Err(e) = client.send(
+        &Request::Logs {
+            names,
+            lines,
+            follow,
+        },
+        timeout,
+    ) {
         return fail(&e);
     }
     let mut out = std::io::stdout().lock();
     loop {
         match client.next() {
             Ok(Some(Response::Logs { text })) => {
-                if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+                if out
+                    .write_all(text.as_bytes())
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
                     return EXIT_OK;
                 }
                 if !follow {
@@ -332,7 +371,11 @@ pub fn events(socket: &Path, json: bool) -> u8 {
             Ok(None) => return EXIT_OK,
             Err(e) => return fail(&e),
         };
-        if out.write_all(line.as_bytes()).and_then(|()| out.flush()).is_err() {
+        if out
+            .write_all(line.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
             return EXIT_OK;
         }
     }

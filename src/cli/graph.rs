@@ -54,15 +54,28 @@ pub fn render(nodes: &[GraphNode], format: Format) -> String {
     };
     match format {
         Format::Dot => {
-            let _ = writeln!(out, "digraph ctrlinit {{\n  rankdir=LR;\n  node [shape=box, style=filled];");
+            let _ = writeln!(
+                out,
+                "digraph ctrlinit {{\n  rankdir=LR;\n  node [shape=box, style=filled];"
+            );
             for n in nodes {
-                let _ = writeln!(out, "  \"{}\" [label=\"{}\", fillcolor={}];", n.name, label(n), color(n.state));
+                let _ = writeln!(
+                    out,
+                    "  \"{}\" [label=\"{}\", fillcolor={}];",
+                    n.name,
+                    label(n),
+                    color(n.state)
+                );
             }
             for n in nodes {
                 for (dep, cond, restart) in &n.depends_on {
                     let style = if *restart { ", style=bold" } else { "" };
                     let extra = if *restart { ", restarts with it" } else { "" };
-                    let _ = writeln!(out, "  \"{dep}\" -> \"{}\" [label=\"{cond}{extra}\"{style}];", n.name);
+                    let _ = writeln!(
+                        out,
+                        "  \"{dep}\" -> \"{}\" [label=\"{cond}{extra}\"{style}];",
+                        n.name
+                    );
                 }
             }
             out.push_str("}\n");
@@ -106,9 +119,18 @@ mod tests {
             },
         ];
         let dot = render(&nodes, Format::Dot);
-        assert!(dot.contains("\"netns\" -> \"app-1\" [label=\"ready, restarts with it\", style=bold];"), "{dot}");
-        assert!(dot.contains("label=\"app-1 (service, backoff)\", fillcolor=lightpink"), "{dot}");
+        assert!(
+            dot.contains("\"netns\" -> \"app-1\" [label=\"ready, restarts with it\", style=bold];"),
+            "{dot}"
+        );
+        assert!(
+            dot.contains("label=\"app-1 (service, backoff)\", fillcolor=lightpink"),
+            "{dot}"
+        );
         let mermaid = render(&nodes, Format::Mermaid);
-        assert!(mermaid.contains("netns ==>|ready, restarts with it| app_1"), "{mermaid}");
+        assert!(
+            mermaid.contains("netns ==>|ready, restarts with it| app_1"),
+            "{mermaid}"
+        );
     }
 }

@@ -111,7 +111,10 @@ pub(super) fn run(config: Arc<Config>, dirs: Dirs, rx: UnboundedReceiver<Command
     let local = tokio::task::LocalSet::new();
     let (console, console_thread) = console::start();
     local.block_on(&runtime, serve(config, dirs, console, rx));
-    // The console sender is gone with `serve`: the console thread drains and ends.
+    // Tasks still pending (a pump on a pipe a stray holds) keep a console sender: drop them,
+    // so the console thread sees the channel close, drains, and ends.
+    drop(local);
+    drop(runtime);
     let _ = console_thread.join();
 }
 
@@ -147,6 +150,7 @@ async fn serve(
         config: RefCell::new(Arc::clone(&config)),
     });
     configure(&shared, config);
+    let mut reports: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     while let Some(cmd) = rx.recv().await {
         match cmd {
             Command::Configure(config) => configure(&shared, config),
@@ -159,7 +163,11 @@ async fn serve(
             Command::Own { level, message } => own_line(&shared, level, &message),
             Command::Reopen => reopen(&shared),
             Command::Crash(info) => {
-                tokio::task::spawn_local(crash_report(Rc::clone(&shared), info));
+                reports.retain(|r| !r.is_finished());
+                reports.push(tokio::task::spawn_local(crash_report(
+                    Rc::clone(&shared),
+                    info,
+                )));
             }
             Command::Tail {
                 programs,

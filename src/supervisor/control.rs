@@ -29,7 +29,11 @@ impl Runner {
             } => {
                 let _ = reply.send(self.change(kind, &names, all));
             }
-            Control::Signal { signal, names, reply } => {
+            Control::Signal {
+                signal,
+                names,
+                reply,
+            } => {
                 let _ = reply.send(self.signal_by_hand(&signal, &names));
             }
             Control::Health { strict, reply } => {
@@ -134,7 +138,10 @@ impl Runner {
                     .collect()
             }
         };
-        let list: Vec<&str> = targets.iter().map(|&i| self.core.programs()[i].name()).collect();
+        let list: Vec<&str> = targets
+            .iter()
+            .map(|&i| self.core.programs()[i].name())
+            .collect();
         let (input, verb) = match kind {
             ChangeKind::Start => (Input::Start(targets), "started"),
             ChangeKind::Stop => (Input::Stop(targets), "stopped"),
@@ -161,7 +168,8 @@ impl Runner {
     }
 
     fn signal_by_hand(&mut self, signal: &str, names: &[String]) -> Result<String, String> {
-        let sig = parse_signal(signal).map_err(|e| format!("{e}; use a name such as SIGHUP or TERM"))?;
+        let sig =
+            parse_signal(signal).map_err(|e| format!("{e}; use a name such as SIGHUP or TERM"))?;
         let targets = self.resolve(names)?;
         let mut sent = Vec::new();
         for &i in &targets {
@@ -172,7 +180,10 @@ impl Runner {
             sent.push(format!("{} (process group {pid})", p.name()));
         }
         for i in targets {
-            self.feed(Input::Signal { prog: i, signal: sig });
+            self.feed(Input::Signal {
+                prog: i,
+                signal: sig,
+            });
         }
         Ok(format!("sent {} to {}", sig.as_str(), sent.join(", ")))
     }
@@ -196,7 +207,8 @@ impl Runner {
         if self.core.reload_pending() {
             return Err("a reload is already in progress".into());
         }
-        let config = crate::config::load_with(&self.opts.load, &self.opts.overrides).map_err(|e| e.to_string())?;
+        let config = crate::config::load_with(&self.opts.load, &self.opts.overrides)
+            .map_err(|e| e.to_string())?;
         let summary = self.core.reload_summary(&config);
         self.pending_config = Some(Arc::new(config.clone()));
         self.feed(Input::Reload(Box::new(config)));

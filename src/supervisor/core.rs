@@ -953,7 +953,13 @@ impl Core {
     /// What a reload to `config` would add, remove and change, as one line.
     pub fn reload_summary(&self, config: &Config) -> String {
         let (added, removed, changed) = self.diff(config);
-        let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
         format!(
             "added {}; removed {}; changed {}; {} unchanged",
             list(&added),
@@ -1006,19 +1012,32 @@ impl Core {
             return false;
         };
         let leaving = |p: &Program| {
-            matches!(p.target, Target::Down(DownReason::Removed | DownReason::Changed))
+            matches!(
+                p.target,
+                Target::Down(DownReason::Removed | DownReason::Changed)
+            )
         };
-        if self.programs.iter().any(|p| leaving(p) && p.phase.is_live()) {
+        if self
+            .programs
+            .iter()
+            .any(|p| leaving(p) && p.phase.is_live())
+        {
             return false;
         }
         let config = pending.config.clone();
         self.pending_reload = None;
-        let mut old: Vec<Option<Program>> = std::mem::take(&mut self.programs).into_iter().map(Some).collect();
+        let mut old: Vec<Option<Program>> = std::mem::take(&mut self.programs)
+            .into_iter()
+            .map(Some)
+            .collect();
         let mut fresh = Vec::new();
         for spec in &config.programs {
             let kept = old
                 .iter_mut()
-                .find(|p| p.as_ref().is_some_and(|p| p.name() == spec.name && !leaving(p)))
+                .find(|p| {
+                    p.as_ref()
+                        .is_some_and(|p| p.name() == spec.name && !leaving(p))
+                })
                 .and_then(Option::take);
             match kept {
                 Some(mut p) => {
@@ -1026,7 +1045,8 @@ impl Core {
                     self.programs.push(p);
                 }
                 None => {
-                    self.programs.push(Program::new(Arc::new(spec.clone()), now));
+                    self.programs
+                        .push(Program::new(Arc::new(spec.clone()), now));
                     fresh.push(self.programs.len() - 1);
                 }
             }
@@ -1038,13 +1058,25 @@ impl Core {
         for i in fresh {
             if self.programs[i].spec.autostart {
                 self.programs[i].target = Target::Up;
-                self.set_phase(i, Phase::Waiting, now, "new or changed by a reload".into(), acts);
+                self.set_phase(
+                    i,
+                    Phase::Waiting,
+                    now,
+                    "new or changed by a reload".into(),
+                    acts,
+                );
             }
         }
         for i in 0..self.programs.len() {
             let p = &self.programs[i];
-            if matches!(p.phase, Phase::Starting { .. }) && p.spec.kind == Kind::Service && p.spec.ready.is_some() {
-                acts.push(Action::Probe { prog: i, run: p.run });
+            if matches!(p.phase, Phase::Starting { .. })
+                && p.spec.kind == Kind::Service
+                && p.spec.ready.is_some()
+            {
+                acts.push(Action::Probe {
+                    prog: i,
+                    run: p.run,
+                });
             }
         }
         true

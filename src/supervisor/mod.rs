@@ -1,11 +1,11 @@
 //! Supervision: the pure lifecycle and restart policy ([`core`], [`policy`], [`program`]) and the
 //! owner loop that carries out its decisions ([`runner`]).
 
+mod control;
 pub mod core;
 pub mod policy;
 pub mod program;
 pub mod readiness;
-mod control;
 pub mod runner;
 pub mod state;
 
