@@ -18,6 +18,10 @@ use ctrlinit::sys;
 /// Exit status for configuration and usage errors.
 const EXIT_CONFIG: u8 = 2;
 
+/// State changes kept for slow `events` readers (the ring is allocated up front, so it is
+/// part of the idle footprint; a reader that falls further behind is told how many it missed).
+const EVENT_BACKLOG: usize = 256;
+
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
     match cli.command {
@@ -124,6 +128,7 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
         }
     };
     sys::init::cloexec_inherited_fds();
+    sys::init::one_malloc_arena();
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());
     let load = load_options(cli, main);
     let overrides = config::Overrides::from_env(cli.socket.clone());
@@ -192,13 +197,13 @@ fn start(
         let socket_gid = match &config.init.socket_group {
             Some(g) => Some(
                 config::resolve_group(g)
-                    .map_err(|()| anyhow::anyhow!("unknown socket_group {g:?}"))?,
+                    .ok_or_else(|| anyhow::anyhow!("unknown socket_group {g:?}"))?,
             ),
             None => None,
         };
         let listener = server::bind(&socket, socket_gid).map_err(|e| anyhow::anyhow!(e))?;
         let (control_tx, control_rx) = tokio::sync::mpsc::unbounded_channel();
-        let (events, _) = tokio::sync::broadcast::channel(1024);
+        let (events, _) = tokio::sync::broadcast::channel(EVENT_BACKLOG);
         let handles = server::Handles {
             control: control_tx,
             events: events.clone(),

@@ -72,7 +72,7 @@ impl Client {
     }
 
     /// The next answer line; `None` when the server closed the connection.
-    pub fn next(&mut self) -> Result<Option<Response>, ClientError> {
+    pub fn next_response(&mut self) -> Result<Option<Response>, ClientError> {
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
             Ok(0) => Ok(None),
@@ -101,7 +101,7 @@ impl Client {
     /// Sends `request` and returns the one answer.
     pub fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, ClientError> {
         self.send(request, Some(timeout))?;
-        self.next()?.ok_or_else(|| {
+        self.next_response()?.ok_or_else(|| {
             ClientError::Protocol("ctrlinit closed the connection without an answer".into())
         })
     }

@@ -242,10 +242,10 @@ fn check_peer(stream: &UnixStream, socket_gid: Option<u32>) -> Result<(), String
     if uid == 0 || uid == own {
         return Ok(());
     }
-    if let Some(gid) = socket_gid {
-        if cred.gid() == gid || user_in_group(uid, gid) {
-            return Ok(());
-        }
+    if let Some(gid) = socket_gid
+        && (cred.gid() == gid || user_in_group(uid, gid))
+    {
+        return Ok(());
     }
     Err(format!(
         "permission denied: uid {uid} may not use this control socket"

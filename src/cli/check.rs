@@ -25,15 +25,15 @@ pub fn render_start_order(config: &Config) -> String {
                 "    ".to_string()
             };
             let mut line = format!("{lead} {} ({}", p.name, p.kind.as_str());
-            if p.kind == Kind::Service {
-                if let Some(r) = &p.ready {
-                    let probe = match &r.probe {
-                        ReadyProbe::Tcp(a) => format!("tcp {a}"),
-                        ReadyProbe::Exec(argv) => format!("exec {}", argv.join(" ")),
-                        ReadyProbe::File(f) => format!("file {}", f.display()),
-                    };
-                    let _ = write!(line, ", ready: {probe}");
-                }
+            if p.kind == Kind::Service
+                && let Some(r) = &p.ready
+            {
+                let probe = match &r.probe {
+                    ReadyProbe::Tcp(a) => format!("tcp {a}"),
+                    ReadyProbe::Exec(argv) => format!("exec {}", argv.join(" ")),
+                    ReadyProbe::File(f) => format!("file {}", f.display()),
+                };
+                let _ = write!(line, ", ready: {probe}");
             }
             if !p.autostart {
                 line.push_str(", autostart = false");
@@ -83,14 +83,14 @@ pub fn path_warnings(config: &Config) -> Vec<String> {
         }
     }
     for p in &config.programs {
-        if let Some(f) = &p.env_file {
-            if !f.exists() {
-                out.push(format!(
-                    "program.{}.env_file {} does not exist yet; it is read at each start",
-                    p.name,
-                    f.display()
-                ));
-            }
+        if let Some(f) = &p.env_file
+            && !f.exists()
+        {
+            out.push(format!(
+                "program.{}.env_file {} does not exist yet; it is read at each start",
+                p.name,
+                f.display()
+            ));
         }
     }
     out

@@ -329,7 +329,7 @@ pub fn logs(socket: &Path, names: Vec<String>, lines: usize, follow: bool) -> u8
     }
     let mut out = std::io::stdout().lock();
     loop {
-        match client.next() {
+        match client.next_response() {
             Ok(Some(Response::Logs { text })) => {
                 if out
                     .write_all(text.as_bytes())
@@ -364,7 +364,7 @@ pub fn events(socket: &Path, json: bool) -> u8 {
     }
     let mut out = std::io::stdout().lock();
     loop {
-        let line = match client.next() {
+        let line = match client.next_response() {
             Ok(Some(Response::Event { event })) => render_event(&event, json),
             Ok(Some(Response::Error { error })) => format!("ctrlinit: {error}\n"),
             Ok(Some(other)) => return unexpected(&other),

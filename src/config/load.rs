@@ -71,6 +71,9 @@ pub fn load_with(opts: &LoadOptions, overrides: &Overrides) -> Result<Config, Co
     Ok(config)
 }
 
+/// The environment as the interpolation sees it.
+type Lookup = dyn Fn(&str) -> Option<String>;
+
 /// A program draft with the file it came from.
 struct Located {
     draft: ProgramDraft,
@@ -80,7 +83,7 @@ struct Located {
 
 /// Loads and validates the configuration, returning every problem at once.
 pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
-    let lookup: Box<dyn Fn(&str) -> Option<String>> = match &opts.env {
+    let lookup: Box<Lookup> = match &opts.env {
         Some(map) => {
             let map = map.clone();
             Box::new(move |k| map.get(k).cloned())
@@ -135,18 +138,18 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
                 }
             }
         }
-        if let Some(v) = get(doc.get_ref(), "program") {
-            if let Some(table) = r.table(v, "program") {
-                for (name, pv) in table.iter() {
-                    let name_str: &str = name.get_ref();
-                    if let Some(draft) = schema::read_program(&mut r, name_str, name.span(), pv) {
-                        let line = r.line_of(name.span().start);
-                        programs.push(Located {
-                            draft,
-                            file: file.clone(),
-                            line,
-                        });
-                    }
+        if let Some(v) = get(doc.get_ref(), "program")
+            && let Some(table) = r.table(v, "program")
+        {
+            for (name, pv) in table.iter() {
+                let name_str: &str = name.get_ref();
+                if let Some(draft) = schema::read_program(&mut r, name_str, name.span(), pv) {
+                    let line = r.line_of(name.span().start);
+                    programs.push(Located {
+                        draft,
+                        file: file.clone(),
+                        line,
+                    });
                 }
             }
         }

@@ -87,10 +87,10 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
             .duration(v, "init.stop_timeout")
             .unwrap_or(init.stop_timeout);
     }
-    if let Some(v) = get(table, "exit_code") {
-        if let Some(n) = r.integer(v, "init.exit_code", 1..256) {
-            init.exit_code = n as u8;
-        }
+    if let Some(v) = get(table, "exit_code")
+        && let Some(n) = r.integer(v, "init.exit_code", 1..256)
+    {
+        init.exit_code = n as u8;
     }
     if let Some(v) = get(table, "log_dir") {
         init.log_dir = r
@@ -121,15 +121,15 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
     }
     if let Some(v) = get(table, "socket_group") {
         init.socket_group = r.string(v, "init.socket_group");
-        if let Some(g) = &init.socket_group {
-            if resolve_group(g).is_err() {
-                r.error(
-                    &v.span(),
-                    "init.socket_group",
-                    format!("unknown group {g:?}"),
-                    Some("name a group from /etc/group, or a numeric gid".into()),
-                );
-            }
+        if let Some(g) = &init.socket_group
+            && resolve_group(g).is_none()
+        {
+            r.error(
+                &v.span(),
+                "init.socket_group",
+                format!("unknown group {g:?}"),
+                Some("name a group from /etc/group, or a numeric gid".into()),
+            );
         }
     }
     if let Some(v) = get(table, "max_cores") {
@@ -532,8 +532,8 @@ fn read_run_as(
     }
     if let Some((name, span)) = &group {
         match resolve_group(name) {
-            Ok(gid) => run_as.gid = Some(gid),
-            Err(()) => r.error(
+            Some(gid) => run_as.gid = Some(gid),
+            None => r.error(
                 span,
                 &join(path, "group"),
                 format!("unknown group {name:?}"),
@@ -557,26 +557,26 @@ fn check_privileges(
     if euid == 0 {
         return;
     }
-    if let (Some(uid), Some((name, span))) = (run_as.uid, user) {
-        if uid != euid {
-            r.error(
-                span,
-                &join(path, "user"),
-                format!("ctrlinit runs as uid {euid} and cannot switch to user {name:?}"),
-                Some("run ctrlinit as root, or remove `user`".into()),
-            );
-        }
+    if let (Some(uid), Some((name, span))) = (run_as.uid, user)
+        && uid != euid
+    {
+        r.error(
+            span,
+            &join(path, "user"),
+            format!("ctrlinit runs as uid {euid} and cannot switch to user {name:?}"),
+            Some("run ctrlinit as root, or remove `user`".into()),
+        );
     }
     let egid = Gid::effective().as_raw();
-    if let (Some(gid), Some((name, span))) = (run_as.gid, group) {
-        if gid != egid {
-            r.error(
-                span,
-                &join(path, "group"),
-                format!("ctrlinit runs as gid {egid} and cannot switch to group {name:?}"),
-                Some("run ctrlinit as root, or remove `group`".into()),
-            );
-        }
+    if let (Some(gid), Some((name, span))) = (run_as.gid, group)
+        && gid != egid
+    {
+        r.error(
+            span,
+            &join(path, "group"),
+            format!("ctrlinit runs as gid {egid} and cannot switch to group {name:?}"),
+            Some("run ctrlinit as root, or remove `group`".into()),
+        );
     }
 }
 
@@ -591,14 +591,14 @@ fn resolve_user(name: &str) -> Result<(u32, Option<User>), ()> {
     }
 }
 
-/// Resolves a group name or numeric id.
-pub fn resolve_group(name: &str) -> Result<u32, ()> {
+/// Resolves a group name or numeric id; `None` when no such group exists.
+pub fn resolve_group(name: &str) -> Option<u32> {
     if let Ok(gid) = name.parse::<u32>() {
-        return Ok(gid);
+        return Some(gid);
     }
     match Group::from_name(name) {
-        Ok(Some(g)) => Ok(g.gid.as_raw()),
-        _ => Err(()),
+        Ok(Some(g)) => Some(g.gid.as_raw()),
+        _ => None,
     }
 }
 

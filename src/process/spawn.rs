@@ -114,20 +114,20 @@ pub fn spawn(launch: Launch<'_>) -> Result<i32, SpawnError> {
                     return Err(io::Error::last_os_error());
                 }
             }
-            if let Some(groups) = &groups {
-                if libc::setgroups(groups.len(), groups.as_ptr()) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
+            if let Some(groups) = &groups
+                && libc::setgroups(groups.len(), groups.as_ptr()) < 0
+            {
+                return Err(io::Error::last_os_error());
             }
-            if let Some(gid) = gid {
-                if libc::setgid(gid) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
+            if let Some(gid) = gid
+                && libc::setgid(gid) < 0
+            {
+                return Err(io::Error::last_os_error());
             }
-            if let Some(uid) = uid {
-                if libc::setuid(uid) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
+            if let Some(uid) = uid
+                && libc::setuid(uid) < 0
+            {
+                return Err(io::Error::last_os_error());
             }
             libc::syscall(
                 libc::SYS_close_range,

@@ -398,15 +398,16 @@ impl Core {
 
     fn ready(&mut self, i: usize, run: u64, now: Instant, acts: &mut Vec<Action>) {
         let p = &self.programs[i];
-        if let Phase::Starting { pid, .. } = p.phase {
-            if p.run == run && p.spec.kind == Kind::Service {
-                let took = p
-                    .run_started
-                    .map(|t| now.saturating_duration_since(t))
-                    .unwrap_or_default();
-                let why = format!("ready after {}", fmt_duration(took));
-                self.set_phase(i, Phase::Running { pid }, now, why, acts);
-            }
+        if let Phase::Starting { pid, .. } = p.phase
+            && p.run == run
+            && p.spec.kind == Kind::Service
+        {
+            let took = p
+                .run_started
+                .map(|t| now.saturating_duration_since(t))
+                .unwrap_or_default();
+            let why = format!("ready after {}", fmt_duration(took));
+            self.set_phase(i, Phase::Running { pid }, now, why, acts);
         }
     }
 
@@ -745,15 +746,16 @@ impl Core {
     }
 
     fn tick(&mut self, now: Instant, acts: &mut Vec<Action>) {
-        if let Some(s) = &self.shutdown {
-            if !s.killed && s.deadline <= now {
-                let msg = format!(
-                    "stop budget of {} spent; killing what is left",
-                    fmt_duration(self.init.stop_timeout)
-                );
-                self.notice(None, Level::Warn, None, msg, acts);
-                self.kill_everything(now, acts);
-            }
+        if let Some(s) = &self.shutdown
+            && !s.killed
+            && s.deadline <= now
+        {
+            let msg = format!(
+                "stop budget of {} spent; killing what is left",
+                fmt_duration(self.init.stop_timeout)
+            );
+            self.notice(None, Level::Warn, None, msg, acts);
+            self.kill_everything(now, acts);
         }
         for i in 0..self.programs.len() {
             let due = self.programs[i].phase.deadline().is_some_and(|d| d <= now);
@@ -1207,10 +1209,10 @@ impl Core {
                 dep.name(),
                 dep.state()
             );
-            if let Target::Down(r) = dep.target {
-                if dep.state() == State::Stopped {
-                    why.push_str(&format!(": {}", r.as_str()));
-                }
+            if let Target::Down(r) = dep.target
+                && dep.state() == State::Stopped
+            {
+                why.push_str(&format!(": {}", r.as_str()));
             }
             why.push(')');
             Some((dep.name().to_string(), why))
@@ -1219,14 +1221,15 @@ impl Core {
 
     fn check_exit(&mut self, acts: &mut Vec<Action>) {
         let all_down = self.programs.iter().all(|p| !p.phase.is_live());
-        if let Some(s) = &mut self.shutdown {
-            if all_down && !s.exit_sent {
-                s.exit_sent = true;
-                acts.push(Action::Exit {
-                    code: s.code,
-                    deadline: s.deadline,
-                });
-            }
+        if let Some(s) = &mut self.shutdown
+            && all_down
+            && !s.exit_sent
+        {
+            s.exit_sent = true;
+            acts.push(Action::Exit {
+                code: s.code,
+                deadline: s.deadline,
+            });
         }
     }
 

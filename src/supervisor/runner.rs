@@ -172,14 +172,14 @@ impl Runner {
     /// With a `--` program, HUP, USR1, USR2 and WINCH go to its process group (as tini does).
     fn forward_or_handle(&mut self, signal: Signal) {
         if let Some(name) = &self.opts.forward_to {
-            if let Some(i) = self.core.index_of(name) {
-                if let Some(pid) = self.core.programs()[i].phase.pid() {
-                    debug!(
-                        "forwarding {} to {name} (process group {pid})",
-                        signal.as_str()
-                    );
-                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pid), signal);
-                }
+            if let Some(i) = self.core.index_of(name)
+                && let Some(pid) = self.core.programs()[i].phase.pid()
+            {
+                debug!(
+                    "forwarding {} to {name} (process group {pid})",
+                    signal.as_str()
+                );
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pid), signal);
             }
             return;
         }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every check of the project, as CI does (after .ci/run installed the packages): format and
+# lint, unit and integration tests (the real binary as PID 1 of fresh PID namespaces, the chaos
+# suite's short run, fuzz regressions), the background examples, the Docker end-to-end script
+# (skipped, saying why, when Docker does not work), and the Criterion benchmarks in smoke mode.
+# Needs root (PID namespaces, setpriv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n=== %s ===\n' "$*"; }
+started=$(date +%s)
+
+step "format and lint"
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+
+step "unit and integration tests"
+log=$(mktemp /tmp/ctrlinit-test.XXXXXX.log)
+if ! cargo test --no-fail-fast -- --nocapture >"$log" 2>&1; then
+    grep -E '^test .*FAILED|panicked at' "$log" | head -50
+    grep -E -A60 '^---- ' "$log" | head -600
+    echo "tests failed (full log: $log)" >&2
+    exit 1
+fi
+grep -E '^(     Running|test result)|^chaos' "$log"
+
+step "background examples"
+tests/examples.sh
+
+step "docker end to end"
+tests/docker_e2e.sh
+
+step "benchmarks (smoke)"
+for b in benches/*.rs; do
+    name=$(basename "$b" .rs)
+    cargo bench --bench "$name" -- --warm-up-time 0.1 --measurement-time 0.2 --sample-size 10 >/dev/null
+    echo "bench $name: ok"
+done
+
+echo
+echo "all checks passed in $(( $(date +%s) - started )) s"
