@@ -192,10 +192,9 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
             ),
         ));
     }
-    if errors.is_empty() {
-        check_cycles(&specs, &mut errors);
-    }
+    check_cycles(&specs, &mut errors);
     if !errors.is_empty() {
+        errors.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
         return Err(ConfigErrors(errors));
     }
     Ok(Config {
@@ -249,7 +248,9 @@ fn check_programs(
             ));
         } else {
             first_seen.insert(name.clone(), here);
-            kinds.insert(name.clone(), p.draft.spec.kind);
+            if schema::valid_name(name) {
+                kinds.insert(name.clone(), p.draft.spec.kind);
+            }
         }
     }
     let mut specs = Vec::new();

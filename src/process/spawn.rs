@@ -90,7 +90,11 @@ pub fn spawn(launch: Launch<'_>) -> Result<i32, SpawnError> {
     let limits = raw_limits(launch.rlimits, launch.core_dumps);
     let umask = launch.umask;
     let rtmax = libc::SIGRTMAX();
-    let groups: Option<Vec<libc::gid_t>> = launch.run_as.groups.clone();
+    // Only root can set supplementary groups; a non-root ctrlinit may only run programs as
+    // itself (the config check enforces that), so it keeps its groups.
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let groups: Option<Vec<libc::gid_t>> = launch.run_as.groups.clone().filter(|_| root);
     let gid = launch.run_as.gid;
     let uid = launch.run_as.uid;
     let child_setup = move || -> io::Result<()> {

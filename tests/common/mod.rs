@@ -94,6 +94,8 @@ impl Builder {
         cmd.args(&self.args);
         cmd.env("CTRLINIT_SOCKET", &socket)
             .env("CTRLINIT_LOG", "debug")
+            .env("CTRLINIT_LOG_DIR", dir.join("log"))
+            .env("CTRLINIT_CRASH_DIR", dir.join("crash"))
             .env("TEST_DIR", &dir)
             .envs(&self.env)
             .stdin(Stdio::null())
@@ -181,12 +183,23 @@ impl Init {
         self.dir.path()
     }
 
-    fn wait_for_ns_child(&self) -> i32 {
+    fn wait_for_ns_child(&mut self) -> i32 {
         let unshare = self.child.as_ref().unwrap().id();
+        let child = self.child.as_mut().unwrap();
         wait_until("ctrlinit to start in its namespace", DEADLINE, || {
-            let text =
-                std::fs::read_to_string(format!("/proc/{unshare}/task/{unshare}/children")).ok()?;
-            text.split_whitespace().next()?.parse().ok()
+            let text = std::fs::read_to_string(format!("/proc/{unshare}/task/{unshare}/children"));
+            if let Some(pid) = text
+                .ok()
+                .and_then(|t| t.split_whitespace().next()?.parse().ok())
+            {
+                return Some(pid);
+            }
+            // ctrlinit may already have run and exited (a `--` program that ends at once):
+            // there is no pid to find then, and wait_exit() returns the status.
+            match child.try_wait() {
+                Ok(Some(_)) => Some(0),
+                _ => None,
+            }
         })
     }
 
@@ -390,4 +403,167 @@ pub fn host_pid(init: &Init, ns_pid: i32) -> Option<i32> {
             .and_then(|s| s.parse::<i32>().ok())
             == Some(ns_pid)
     })
+}
+
+// ---- Helpers added for the behaviour suites (restarts, shutdown, reaping, config errors). ----
+
+/// What a one-shot ctrlinit command (such as `ctrlinit check`) printed, and its exit status.
+#[derive(Debug)]
+pub struct Ran {
+    /// Exit status (128+n for a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Ran {
+    /// stdout then stderr, for messages whose stream is not part of the contract.
+    pub fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs `cmd` to completion with a deadline (killing it when it overruns) and captures its output.
+pub fn run_with_deadline(mut cmd: Command, timeout: Duration) -> Ran {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("failed to start the command");
+    let mut readers = Vec::new();
+    for stream in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        readers.push(std::thread::spawn(move || {
+            let mut stream = stream;
+            let mut buf = Vec::new();
+            let _ = stream.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).to_string()
+        }));
+    }
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {timeout:?}");
+        }
+        std::thread::park_timeout(Duration::from_millis(5));
+    };
+    let stderr = readers.pop().unwrap().join().unwrap();
+    let stdout = readers.pop().unwrap().join().unwrap();
+    Ran {
+        code: status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        stdout,
+        stderr,
+    }
+}
+
+/// Writes `files` (name, text; `{dir}` replaced by the temp dir) into `<tempdir>/conf.d` and
+/// returns the temp dir and the conf.d path.
+pub fn config_dir(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("conf.d");
+    std::fs::create_dir_all(&conf).unwrap();
+    for (name, text) in files {
+        std::fs::write(
+            conf.join(name),
+            text.replace("{dir}", dir.path().to_str().unwrap()),
+        )
+        .unwrap();
+    }
+    (dir, conf)
+}
+
+/// Runs `ctrlinit check --config-dir CONF` (no PID namespace needed: it starts nothing).
+pub fn check_config(conf: &Path) -> Ran {
+    let mut cmd = Command::new(bin());
+    cmd.arg("check")
+        .arg("--config-dir")
+        .arg(conf)
+        .env_remove("CTRLINIT_CONFIG_DIR")
+        .env("CTRLINIT_LOG", "debug");
+    run_with_deadline(cmd, DEADLINE)
+}
+
+/// Sends signal `sig` (a libc signal number) to `pid`; false when it is gone.
+pub fn send_signal(pid: i32, sig: i32) -> bool {
+    // SAFETY: kill(2) takes no pointers.
+    unsafe { libc::kill(pid, sig) == 0 }
+}
+
+/// Direct children of `pid` (zombies included until reaped), from `/proc/PID/task/*/children`.
+pub fn children_of(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
+        }
+    }
+    out
+}
+
+/// Host pids of every process in the PID namespace of `pid`, except `pid` itself.
+pub fn pids_in_namespace_of(pid: i32) -> Vec<i32> {
+    let Ok(ns) = std::fs::read_link(format!("/proc/{pid}/ns/pid")) else {
+        return Vec::new();
+    };
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&p| p != pid)
+        .filter(|p| {
+            std::fs::read_link(format!("/proc/{p}/ns/pid"))
+                .ok()
+                .as_ref()
+                == Some(&ns)
+        })
+        .collect()
+}
+
+/// The parent pid of `pid` (from `/proc/PID/status`).
+pub fn ppid_of(pid: i32) -> Option<i32> {
+    proc_status_field(pid, "PPid")?.parse().ok()
+}
+
+/// Index of the first of `lines` containing `needle`.
+pub fn index_of_line(lines: &[String], needle: &str) -> Option<usize> {
+    lines.iter().position(|l| l.contains(needle))
+}
+
+/// Lines of `path` (empty when it does not exist).
+pub fn file_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+impl Init {
+    /// Waits until a program wrote its namespace pid (`echo $$ > FILE`) into `name` under the
+    /// test dir, and returns the matching host pid.
+    pub fn wait_for_pid_file(&self, name: &str) -> i32 {
+        let path = self.dir().join(name);
+        wait_until(&format!("a pid in {}", path.display()), DEADLINE, || {
+            let text = std::fs::read_to_string(&path).ok()?;
+            let ns_pid: i32 = text.lines().last()?.trim().parse().ok()?;
+            host_pid(self, ns_pid)
+        })
+    }
 }

@@ -1,0 +1,533 @@
+//! Configuration errors through `ctrlinit check` and the init itself: every error class with its
+//! message, file and line, all reported at once, exit status 2, nothing started.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// One error class: where it is and what the message says.
+struct Case {
+    class: &'static str,
+    file: &'static str,
+    /// A substring of the line the error must point at.
+    on_line: &'static str,
+    /// Substrings of the error.
+    says: &'static [&'static str],
+}
+
+const A: &str = r#"[init]
+stop_timeout = "9s"
+
+[program.web]
+command = ["/bin/true"]
+restrat = "always"
+
+[program.typed]
+command = ["/bin/true"]
+autostart = 5
+
+[program.dur]
+command = ["/bin/true"]
+stop_timeout = "5 parsecs"
+
+[program.sig]
+command = ["/bin/true"]
+stop_signal = "SIGFOO"
+
+[program.usr]
+command = ["/bin/true"]
+user = "no-such-user-ctrlinit"
+
+[program.needy]
+command = ["/bin/true"]
+depends_on = ["ghost"]
+
+[program.envy]
+command = ["/bin/echo", "${CTRLINIT_TEST_UNSET_VAR}"]
+
+[program.strict]
+command = ["/bin/echo", "${CTRLINIT_TEST_REQUIRED_VAR:?set it to the db url}"]
+
+[program.Bad_Name]
+command = ["/bin/true"]
+
+[program.a]
+command = ["/bin/true"]
+depends_on = ["b"]
+
+[program.b]
+command = ["/bin/true"]
+depends_on = ["a"]
+"#;
+
+const B: &str = r#"[init]
+exit_code = 3
+
+[program.web]
+command = ["/bin/true"]
+"#;
+
+const C: &str = r#"[program.broken
+command = ["/bin/true"]
+"#;
+
+const CASES: &[Case] = &[
+    Case {
+        class: "unknown key",
+        file: "10-a.toml",
+        on_line: "restrat",
+        says: &[
+            "program.web.restrat: unknown key `restrat`",
+            "did you mean `restart`?",
+        ],
+    },
+    Case {
+        class: "wrong type",
+        file: "10-a.toml",
+        on_line: "autostart = 5",
+        says: &["program.typed.autostart: expected true or false, found integer"],
+    },
+    Case {
+        class: "bad duration",
+        file: "10-a.toml",
+        on_line: "5 parsecs",
+        says: &["program.dur.stop_timeout: \"5 parsecs\" is not a duration"],
+    },
+    Case {
+        class: "bad signal name",
+        file: "10-a.toml",
+        on_line: "SIGFOO",
+        says: &["program.sig.stop_signal: \"SIGFOO\" is not a signal name"],
+    },
+    Case {
+        class: "unknown user",
+        file: "10-a.toml",
+        on_line: "no-such-user-ctrlinit",
+        says: &["program.usr.user: unknown user \"no-such-user-ctrlinit\""],
+    },
+    Case {
+        class: "dependency on a missing program",
+        file: "10-a.toml",
+        on_line: "\"ghost\"",
+        says: &["`needy` depends on `ghost`, which is not defined"],
+    },
+    Case {
+        class: "unset variable without a default",
+        file: "10-a.toml",
+        on_line: "CTRLINIT_TEST_UNSET_VAR",
+        says: &[
+            "program.envy.command[1]",
+            "CTRLINIT_TEST_UNSET_VAR is not set",
+        ],
+    },
+    Case {
+        class: "required variable",
+        file: "10-a.toml",
+        on_line: "CTRLINIT_TEST_REQUIRED_VAR",
+        says: &[
+            "program.strict.command[1]",
+            "CTRLINIT_TEST_REQUIRED_VAR is required: set it to the db url",
+        ],
+    },
+    Case {
+        class: "bad program name",
+        file: "10-a.toml",
+        on_line: "[program.Bad_Name]",
+        says: &["\"Bad_Name\" is not a valid program name"],
+    },
+    Case {
+        class: "dependency cycle",
+        file: "10-a.toml",
+        on_line: "[program.a]",
+        says: &["dependency cycle: a -> b -> a"],
+    },
+    Case {
+        class: "[init] twice",
+        file: "20-b.toml",
+        on_line: "[init]",
+        says: &["[init] is defined again (first at ", "10-a.toml:1)"],
+    },
+    Case {
+        class: "program defined twice",
+        file: "20-b.toml",
+        on_line: "[program.web]",
+        says: &["program `web` is defined twice (first at ", "10-a.toml:4)"],
+    },
+    Case {
+        class: "invalid TOML",
+        file: "30-c.toml",
+        on_line: "[program.broken",
+        says: &["invalid TOML"],
+    },
+];
+
+fn text_of(file: &str) -> &'static str {
+    match file {
+        "10-a.toml" => A,
+        "20-b.toml" => B,
+        _ => C,
+    }
+}
+
+fn line_number(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not in the config"))
+        + 1
+}
+
+/// The entries of `ctrlinit check`'s report: each `error: ` line (prefix removed) with the
+/// indented `fix:` line that follows it.
+fn errors(stderr: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in stderr.lines() {
+        if let Some(e) = line.strip_prefix("error: ") {
+            out.push(e.to_string());
+        } else if line.starts_with(' ') {
+            if let Some(last) = out.last_mut() {
+                last.push('\n');
+                last.push_str(line.trim());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `reported` holds an error at the case's file and line saying what it should.
+fn is_reported(conf: &Path, case: &Case, reported: &[String]) -> bool {
+    let at = format!(
+        "{}:{}: ",
+        conf.join(case.file).display(),
+        line_number(text_of(case.file), case.on_line)
+    );
+    reported
+        .iter()
+        .any(|e| e.starts_with(&at) && case.says.iter().all(|s| e.contains(s)))
+}
+
+#[test]
+fn every_error_class_is_reported_at_once_with_file_and_line() {
+    let (_dir, conf) = config_dir(&[("10-a.toml", A), ("20-b.toml", B), ("30-c.toml", C)]);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 2, "{ran:?}");
+    let reported = errors(&ran.all());
+    let missing: Vec<&str> = CASES
+        .iter()
+        .filter(|case| !is_reported(&conf, case, &reported))
+        .map(|case| case.class)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not reported together with the others: {missing:?}; report:\n{}",
+        ran.all()
+    );
+    assert_eq!(reported.len(), CASES.len(), "{}", ran.all());
+    assert!(
+        ran.all()
+            .contains(&format!("{} configuration errors:", CASES.len())),
+        "{}",
+        ran.all()
+    );
+}
+
+/// Each class alone (with a valid rest), so one class cannot hide behind another.
+#[test]
+fn each_error_class_alone_exits_2_with_its_message() {
+    let valid = "[program.ok]\ncommand = [\"/bin/true\"]\n";
+    let alone: &[(&str, &[(&str, &str)], &[&str])] = &[
+        (
+            "unknown key",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nstop_timout = \"1s\"\n",
+            )],
+            &[
+                "a.toml:3: program.web.stop_timout: unknown key `stop_timout`",
+                "did you mean `stop_timeout`?",
+            ],
+        ),
+        (
+            "unknown key in [init]",
+            &[("a.toml", "[init]\nexitcode = 3\n"), ("b.toml", valid)],
+            &[
+                "a.toml:2: init.exitcode: unknown key `exitcode`",
+                "did you mean `exit_code`?",
+            ],
+        ),
+        (
+            "wrong type",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nmax_restarts = true\n",
+            )],
+            &["a.toml:3: program.web.max_restarts: expected an integer, found boolean"],
+        ),
+        (
+            "bad duration",
+            &[
+                ("a.toml", "[init]\nstop_timeout = \"soon\"\n"),
+                ("b.toml", valid),
+            ],
+            &["a.toml:2: init.stop_timeout: \"soon\" is not a duration"],
+        ),
+        (
+            "bad signal name",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nstop_signal = \"TERMINATE\"\n",
+            )],
+            &["a.toml:3: program.web.stop_signal: \"TERMINATE\" is not a signal name"],
+        ),
+        (
+            "unknown user",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nuser = \"nobody-ctrlinit\"\n",
+            )],
+            &["a.toml:3: program.web.user: unknown user \"nobody-ctrlinit\""],
+        ),
+        (
+            "missing dependency",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\ndepends_on = [\"db\"]\n",
+            )],
+            &["a.toml:3: program.web.depends_on.db: `web` depends on `db`, which is not defined"],
+        ),
+        (
+            "self dependency",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\ndepends_on = [\"web\"]\n",
+            )],
+            &["a.toml:3: ", "dependency cycle: web -> web"],
+        ),
+        (
+            "dependency cycle",
+            &[(
+                "a.toml",
+                "[program.a]\ncommand = [\"/bin/true\"]\ndepends_on = [\"b\"]\n\n[program.b]\ncommand = [\"/bin/true\"]\ndepends_on = [\"a\"]\n",
+            )],
+            &["a.toml:1: program.a.depends_on: dependency cycle: a -> b -> a"],
+        ),
+        (
+            "program defined twice",
+            &[
+                ("a.toml", valid),
+                ("b.toml", "\n[program.ok]\ncommand = [\"/bin/false\"]\n"),
+            ],
+            &[
+                "b.toml:2: program `ok` is defined twice (first at ",
+                "a.toml:1)",
+            ],
+        ),
+        (
+            "[init] twice",
+            &[
+                ("a.toml", "[init]\n"),
+                ("b.toml", "[init]\nexit_code = 9\n"),
+                ("c.toml", valid),
+            ],
+            &[
+                "b.toml:1: init: [init] is defined again (first at ",
+                "a.toml:1)",
+            ],
+        ),
+        (
+            "unset variable",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nworkdir = \"${CTRLINIT_TEST_NO_SUCH_DIR}/x\"\n",
+            )],
+            &[
+                "a.toml:3: program.web.workdir: environment variable CTRLINIT_TEST_NO_SUCH_DIR is not set",
+            ],
+        ),
+        (
+            "invalid TOML",
+            &[("a.toml", "[program.web]\ncommand = [\"/bin/true\"\n")],
+            &["a.toml:", "invalid TOML"],
+        ),
+        (
+            "bad program name",
+            &[(
+                "a.toml",
+                "[program.\"my app\"]\ncommand = [\"/bin/true\"]\n",
+            )],
+            &["a.toml:1: program.my app: \"my app\" is not a valid program name"],
+        ),
+        (
+            "missing command",
+            &[("a.toml", "[program.web]\nrestart = \"always\"\n")],
+            &["a.toml:1: program.web.command: a program needs a command"],
+        ),
+        (
+            "bad restart value",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nrestart = \"sometimes\"\n",
+            )],
+            &["a.toml:3: program.web.restart: unknown value \"sometimes\""],
+        ),
+    ];
+    for (class, files, says) in alone {
+        let (_dir, conf) = config_dir(files);
+        let ran = check_config(&conf);
+        assert_eq!(ran.code, 2, "{class}: {ran:?}");
+        let reported = errors(&ran.all());
+        assert_eq!(reported.len(), 1, "{class}: {}", ran.all());
+        let e = &reported[0];
+        assert!(
+            e.starts_with(&conf.display().to_string()),
+            "{class}: no file in {e:?}"
+        );
+        for s in *says {
+            assert!(e.contains(s), "{class}: {s:?} not in {e:?}");
+        }
+    }
+}
+
+#[test]
+fn a_longer_cycle_is_printed_as_a_path() {
+    let (_dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.a]
+command = ["/bin/true"]
+depends_on = ["b"]
+
+[program.b]
+command = ["/bin/true"]
+depends_on = ["c"]
+
+[program.c]
+command = ["/bin/true"]
+depends_on = ["a"]
+
+[program.d]
+command = ["/bin/true"]
+depends_on = ["a"]
+"#,
+    )]);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 2, "{ran:?}");
+    let reported = errors(&ran.all());
+    assert_eq!(reported.len(), 1, "{}", ran.all());
+    let rotations = ["a -> b -> c -> a", "b -> c -> a -> b", "c -> a -> b -> c"];
+    assert!(
+        rotations
+            .iter()
+            .any(|r| reported[0].contains(&format!("dependency cycle: {r}"))),
+        "{}",
+        ran.all()
+    );
+    assert!(reported[0].contains("a.toml:"), "{}", ran.all());
+}
+
+#[test]
+fn check_prints_the_start_order_and_starts_nothing() {
+    let (dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.prov]
+type = "oneshot"
+command = ["/bin/sh", "-c", "touch {dir}/started"]
+
+[program.db]
+command = ["/bin/sh", "-c", "touch {dir}/started"]
+depends_on = ["prov"]
+ready = { file = "{dir}/db.ready" }
+
+[program.cache]
+command = ["/bin/sh", "-c", "touch {dir}/started"]
+depends_on = ["prov"]
+
+[program.api]
+command = ["/bin/sh", "-c", "touch {dir}/started"]
+depends_on = { db = "ready", cache = { condition = "started", restart = true } }
+"#,
+    )]);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let lines: Vec<String> = ran.stdout.lines().map(str::to_string).collect();
+    let at = |name: &str| {
+        index_of_line(&lines, &format!(" {name} ("))
+            .unwrap_or_else(|| panic!("{name} not in:\n{}", ran.stdout))
+    };
+    let (prov, db, cache, api) = (at("prov"), at("db"), at("cache"), at("api"));
+    assert!(
+        prov < db && prov < cache && db < api && cache < api,
+        "{}",
+        ran.stdout
+    );
+    // Steps: prov alone first, db and cache together, then api.
+    assert!(lines[prov].contains("1."), "{}", ran.stdout);
+    assert!(lines[db.min(cache)].contains("2."), "{}", ran.stdout);
+    assert!(!lines[db.max(cache)].contains("3."), "{}", ran.stdout);
+    assert!(lines[api].contains("3."), "{}", ran.stdout);
+    // What each waits for.
+    assert!(
+        lines[api].contains("db") && lines[api].contains("cache"),
+        "{}",
+        ran.stdout
+    );
+    assert!(lines[db].contains("prov"), "{}", ran.stdout);
+    assert!(
+        !dir.path().join("started").exists(),
+        "check started a program"
+    );
+}
+
+#[test]
+fn check_with_a_double_dash_command_needs_no_config_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    let mut cmd = std::process::Command::new(bin());
+    cmd.arg("check")
+        .arg("--config-dir")
+        .arg(&missing)
+        .args(["--", "/bin/true"]);
+    let ran = run_with_deadline(cmd, DEADLINE);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    assert!(ran.stdout.contains("main"), "{ran:?}");
+    // Without one, a missing directory is an error.
+    let ran = check_config(&missing);
+    assert_eq!(ran.code, 2, "{ran:?}");
+    assert!(
+        ran.all().contains("cannot read the config directory"),
+        "{ran:?}"
+    );
+}
+
+#[test]
+fn the_init_with_an_invalid_config_exits_2_and_starts_nothing() {
+    // Run directly (not through `init()`, which waits to see ctrlinit alive in its namespace:
+    // here it exits at once).
+    let (dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.fine]
+command = ["/bin/sh", "-c", "touch {dir}/started; exec sleep 1000"]
+
+[program.broken]
+command = ["/bin/true"]
+stop_timeout = "forever"
+"#,
+    )]);
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["--pid", "--fork", "--mount-proc", "--kill-child"])
+        .arg(bin())
+        .arg("--config-dir")
+        .arg(&conf)
+        .env("CTRLINIT_LOG", "debug")
+        .env("CTRLINIT_SOCKET", dir.path().join("ctrlinit.sock"));
+    let ran = run_with_deadline(cmd, DEADLINE);
+    let out = ran.all();
+    assert_eq!(ran.code, 2, "{out}");
+    assert!(out.contains("not starting anything"), "{out}");
+    assert!(out.contains("program.broken.stop_timeout"), "{out}");
+    assert!(!dir.path().join("started").exists());
+    assert!(!out.contains("starting ->"), "{out}");
+}

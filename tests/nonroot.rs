@@ -1,0 +1,150 @@
+//! ctrlinit as a non-root PID 1 (`setpriv` to nobody inside a fresh PID namespace): programs run
+//! as itself, and `user`/`group` other than its own are a config error (exit 2).
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+const NOBODY: &str = "65534";
+
+/// A config dir nobody can read, with `{dir}/out` nobody can write.
+fn nobody_config(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, conf) = config_dir(files);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).unwrap();
+    (dir, conf)
+}
+
+fn as_nobody(cmd: &mut Command) -> &mut Command {
+    cmd.args([
+        &format!("--reuid={NOBODY}"),
+        &format!("--regid={NOBODY}"),
+        "--clear-groups",
+    ])
+}
+
+/// Runs `ctrlinit --config-dir CONF ARGS…` as nobody, as PID 1 of a new PID namespace.
+fn run_init_as_nobody(dir: &Path, conf: &Path, args: &[&str]) -> Ran {
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--pid", "--fork", "--mount-proc", "--kill-child", "setpriv"]);
+    as_nobody(&mut cmd)
+        .arg(bin())
+        .arg("--config-dir")
+        .arg(conf)
+        .args(args)
+        .env("CTRLINIT_LOG", "debug")
+        .env("CTRLINIT_SOCKET", dir.join("out/ctrlinit.sock"));
+    run_with_deadline(cmd, DEADLINE)
+}
+
+fn check_as_nobody(conf: &Path) -> Ran {
+    let mut cmd = Command::new("setpriv");
+    as_nobody(&mut cmd)
+        .arg(bin())
+        .arg("check")
+        .arg("--config-dir")
+        .arg(conf)
+        .env("CTRLINIT_LOG", "debug");
+    run_with_deadline(cmd, DEADLINE)
+}
+
+#[test]
+fn a_non_root_pid1_runs_programs_as_itself() {
+    let (dir, conf) = nobody_config(&[(
+        "a.toml",
+        r#"
+[program.prep]
+type = "oneshot"
+command = ["/bin/sh", "-c", "(sleep 0.1 &); echo $(id -u) $(id -g) > {dir}/out/prep"]
+
+[program.job]
+main = true
+restart = "never"
+depends_on = ["prep"]
+command = ["/bin/sh", "-c", "echo $$$$ $(id -u) $(id -g) > {dir}/out/job; exit 4"]
+"#,
+    )]);
+    let ran = run_init_as_nobody(dir.path(), &conf, &[]);
+    assert_eq!(ran.code, 4, "{ran:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/prep"))
+            .unwrap()
+            .trim(),
+        "65534 65534"
+    );
+    let job = std::fs::read_to_string(dir.path().join("out/job")).unwrap();
+    let job: Vec<&str> = job.split_whitespace().collect();
+    assert_eq!(job[1..], ["65534", "65534"], "{ran:?}");
+    // ctrlinit was PID 1 of its namespace: the programs got small pids.
+    assert!(job[0].parse::<i32>().unwrap() < 100, "{job:?}");
+    assert!(!ran.all().contains("subreaper"), "{ran:?}");
+}
+
+#[test]
+fn a_non_root_pid1_accepts_its_own_user() {
+    // `user = "nobody"` is ctrlinit's own identity: not a config error, and the program runs.
+    let (dir, conf) = nobody_config(&[(
+        "a.toml",
+        r#"
+[program.job]
+main = true
+restart = "never"
+user = "nobody"
+command = ["/bin/sh", "-c", "echo $(id -u) > {dir}/out/job"]
+"#,
+    )]);
+    let ran = check_as_nobody(&conf);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let ran = run_init_as_nobody(dir.path(), &conf, &[]);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/job"))
+            .unwrap()
+            .trim(),
+        "65534"
+    );
+}
+
+#[test]
+fn a_non_root_ctrlinit_rejects_another_user_or_group() {
+    let files: &[(&str, &str)] = &[(
+        "a.toml",
+        r#"
+[program.admin]
+command = ["/bin/sh", "-c", "touch {dir}/out/started; exec sleep 1000"]
+user = "root"
+
+[program.wheel]
+command = ["/bin/sh", "-c", "touch {dir}/out/started; exec sleep 1000"]
+group = "root"
+"#,
+    )];
+    let (dir, conf) = nobody_config(files);
+    let ran = check_as_nobody(&conf);
+    assert_eq!(ran.code, 2, "{ran:?}");
+    assert!(
+        ran.all().contains(
+            "a.toml:4: program.admin.user: ctrlinit runs as uid 65534 and cannot switch to user \"root\""
+        ),
+        "{ran:?}"
+    );
+    assert!(
+        ran.all().contains(
+            "a.toml:8: program.wheel.group: ctrlinit runs as gid 65534 and cannot switch to group \"root\""
+        ),
+        "{ran:?}"
+    );
+    // As root the same config is fine.
+    assert_eq!(check_config(&conf).code, 0);
+    // The init itself refuses to start anything.
+    let ran = run_init_as_nobody(dir.path(), &conf, &[]);
+    assert_eq!(ran.code, 2, "{ran:?}");
+    assert!(ran.all().contains("not starting anything"), "{ran:?}");
+    assert!(!dir.path().join("out/started").exists());
+}

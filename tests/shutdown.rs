@@ -1,0 +1,216 @@
+//! Stopping the container: SIGTERM with a program that ignores it, the overall stop budget, a
+//! second SIGTERM, the `--` main program's status and signal forwarding.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// `stubborn` ignores SIGTERM (so do its `sleep` children); `good` exits on it.
+fn stubborn_and_good(init_stop: &str, stubborn_stop: &str) -> String {
+    format!(
+        r#"
+[init]
+stop_timeout = "{init_stop}"
+
+[program.stubborn]
+command = ["/bin/sh", "-c", "trap '' TERM; touch {{dir}}/stubborn.up; while :; do sleep 0.1; done"]
+stop_timeout = "{stubborn_stop}"
+
+[program.good]
+command = ["/bin/sh", "-c", "trap 'echo stopped >> {{dir}}/good; exit 0' TERM; touch {{dir}}/good.up; while :; do sleep 0.05; done"]
+"#
+    )
+}
+
+fn wait_until_up(init: &Init) {
+    wait_for_file(&init.dir().join("stubborn.up"));
+    wait_for_file(&init.dir().join("good.up"));
+}
+
+#[test]
+fn sigterm_kills_a_term_ignoring_program_after_its_stop_timeout() {
+    let mut init = init()
+        .file("a.toml", &stubborn_and_good("30s", "1s"))
+        .start();
+    wait_until_up(&init);
+    let start = Instant::now();
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let took = start.elapsed();
+    init.wait_for_line("exiting with status 0");
+    let out = init.output();
+    assert!(
+        took >= Duration::from_millis(950),
+        "exited after {took:?}: {out}"
+    );
+    // Bounded by the program's 1s, far below the 30s budget.
+    assert!(
+        took < Duration::from_secs(6),
+        "exited after {took:?}: {out}"
+    );
+    assert!(
+        out.contains("stubborn: still running 1s after SIGTERM; sending SIGKILL to process group"),
+        "{out}"
+    );
+    assert!(!out.contains("stop budget"), "{out}");
+    // The well-behaved program stopped on its SIGTERM.
+    assert_eq!(file_lines(&init.dir().join("good")), vec!["stopped"]);
+    assert!(out.contains("ended (exit status 0)"), "{out}");
+    assert!(out.contains("good: stopping -> stopped: shutdown"), "{out}");
+}
+
+#[test]
+fn the_init_stop_budget_bounds_the_whole_shutdown() {
+    let mut init = init()
+        .file("a.toml", &stubborn_and_good("1s", "30s"))
+        .start();
+    wait_until_up(&init);
+    let start = Instant::now();
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let took = start.elapsed();
+    init.wait_for_line("exiting with status 0");
+    let out = init.output();
+    assert!(
+        took >= Duration::from_millis(950),
+        "exited after {took:?}: {out}"
+    );
+    assert!(
+        took < Duration::from_secs(6),
+        "exited after {took:?}: {out}"
+    );
+    assert!(out.contains("stop budget of 1s spent"), "{out}");
+    assert_eq!(file_lines(&init.dir().join("good")), vec!["stopped"]);
+}
+
+#[test]
+fn a_second_sigterm_kills_at_once() {
+    let mut init = init()
+        .file("a.toml", &stubborn_and_good("60s", "30s"))
+        .start();
+    wait_until_up(&init);
+    init.signal("TERM");
+    init.wait_for_line("stubborn: running -> stopping: container stopping");
+    init.wait_for_line("good: stopping -> stopped: shutdown");
+    let start = Instant::now();
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let took = start.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "exited {took:?} after the second SIGTERM"
+    );
+    init.wait_for_line("second stop signal: killing everything now");
+}
+
+#[test]
+fn sigint_and_sigquit_stop_gracefully() {
+    for sig in ["INT", "QUIT"] {
+        let mut init = init()
+            .file(
+                "a.toml",
+                "[program.good]\ncommand = [\"/bin/sh\", \"-c\", \"trap 'echo stopped >> {dir}/good; exit 0' TERM; touch {dir}/good.up; while :; do sleep 0.05; done\"]\n",
+            )
+            .start();
+        wait_for_file(&init.dir().join("good.up"));
+        init.signal(sig);
+        assert_eq!(init.wait_exit(DEADLINE), 0, "after SIG{sig}");
+        assert_eq!(
+            file_lines(&init.dir().join("good")),
+            vec!["stopped"],
+            "after SIG{sig}"
+        );
+        init.wait_for_line(&format!("shutting down: received SIG{sig}"));
+    }
+}
+
+#[test]
+fn hup_usr1_usr2_winch_are_forwarded_to_the_double_dash_program() {
+    let mut init = init()
+        .arg("--")
+        .arg("/bin/sh")
+        .arg("-c")
+        .arg(
+            "for s in HUP USR1 USR2 WINCH; do trap \"echo $s >> $TEST_DIR/sig\" $s; done; \
+             touch $TEST_DIR/up; while :; do sleep 0.05; done",
+        )
+        .start();
+    wait_for_file(&init.dir().join("up"));
+    let sig_file = init.dir().join("sig");
+    for (n, sig) in ["HUP", "USR1", "USR2", "WINCH"].into_iter().enumerate() {
+        init.signal(sig);
+        let got = wait_for_lines_in(&sig_file, n + 1);
+        assert_eq!(got.last().unwrap(), sig);
+    }
+    assert_eq!(file_lines(&sig_file), vec!["HUP", "USR1", "USR2", "WINCH"]);
+    // None of them stopped the program or ctrlinit.
+    assert_eq!(init.count_lines("shutting down"), 0);
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn without_a_double_dash_program_other_signals_do_not_kill_ctrlinit() {
+    // Not PID 1, so the kernel's protection of a namespace's init does not hide a signal that
+    // ctrlinit left at its default action (HUP, USR1, USR2, ALRM, PIPE terminate; TTIN, TTOU stop).
+    let mut init = init()
+        .without_namespace()
+        .file(
+            "a.toml",
+            "[program.s]\ncommand = [\"/bin/sh\", \"-c\", \"echo $$$$ > {dir}/s.pid; exec sleep 1000\"]\n",
+        )
+        .start();
+    init.wait_for_line("s: starting -> running");
+    let s = init.wait_for_pid_file("s.pid");
+    for sig in [
+        "HUP", "USR1", "USR2", "WINCH", "ALRM", "PIPE", "TTIN", "TTOU",
+    ] {
+        init.signal(sig);
+    }
+    // Sent after the others: by the time it is handled, they have been.
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    init.wait_for_line("shutting down: received SIGTERM");
+    assert!(
+        !alive(s) || proc_state(s) == Some('Z'),
+        "the program outlived ctrlinit"
+    );
+}
+
+#[test]
+fn double_dash_program_killed_by_a_signal_gives_128_plus_signal() {
+    let mut init = init()
+        .arg("--")
+        .arg("/bin/sh")
+        .arg("-c")
+        .arg("until [ -e \"$TEST_DIR/go\" ]; do sleep 0.01; done; kill -TERM $$")
+        .start();
+    // Only once the harness has seen ctrlinit alive.
+    std::fs::write(init.dir().join("go"), "").unwrap();
+    assert_eq!(init.wait_exit(DEADLINE), 143);
+    init.wait_for_line("main program main ended; stopping the container with its status 143");
+}
+
+#[test]
+fn a_main_program_ending_stops_the_others_and_gives_its_status() {
+    let mut init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.side]
+command = ["/bin/sh", "-c", "trap 'echo stopped >> {dir}/side; exit 0' TERM; touch {dir}/side.up; while :; do sleep 0.05; done"]
+
+[program.job]
+main = true
+restart = "never"
+command = ["/bin/sh", "-c", "while [ ! -e {dir}/side.up ] || [ ! -e {dir}/go ]; do sleep 0.01; done; exit 5"]
+"#,
+        )
+        .start();
+    std::fs::write(init.dir().join("go"), "").unwrap();
+    assert_eq!(init.wait_exit(DEADLINE), 5);
+    assert_eq!(file_lines(&init.dir().join("side")), vec!["stopped"]);
+    init.wait_for_line("main program job ended; stopping the container with its status 5");
+}
