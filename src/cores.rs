@@ -135,6 +135,44 @@ pub struct CrashInfo {
     pub max_reports: u32,
     /// When it ended.
     pub at: SystemTime,
+    /// The core, set aside at reap time: (where it is now, where the kernel wrote it).
+    pub claimed_core: Option<(PathBuf, PathBuf)>,
+}
+
+/// Renames the core a crashed process just dumped to a name of its own, at reap time, before
+/// the program is restarted: with a pattern like `core`, the next crash would overwrite it
+/// before the crash report (written off the restart path) collects it. One rename, cheap.
+pub fn claim_core(
+    pattern: &CorePattern,
+    pid: i32,
+    command: &[String],
+    cwd: &Path,
+) -> Option<(PathBuf, PathBuf)> {
+    let comm = comm_of(command);
+    let candidates = [core_uses_pid(), true, false]
+        .into_iter()
+        .filter_map(|uses_pid| pattern.core_path(pid, &comm, cwd, uses_pid));
+    for src in candidates {
+        if !src.is_file() {
+            continue;
+        }
+        let mut held = src.clone().into_os_string();
+        held.push(format!(".ctrlinit-{pid}"));
+        let held = PathBuf::from(held);
+        if std::fs::rename(&src, &held).is_ok() {
+            return Some((held, src));
+        }
+    }
+    None
+}
+
+/// The kernel's `comm` of a process started as `command` (its file name, 15 bytes at most).
+fn comm_of(command: &[String]) -> String {
+    command
+        .first()
+        .and_then(|c| Path::new(c).file_name())
+        .map(|n| n.to_string_lossy().chars().take(15).collect())
+        .unwrap_or_default()
 }
 
 /// Where a report and its core went.
@@ -236,25 +274,15 @@ fn collect_core(
     if let CorePattern::Pipe(cmd) = pattern {
         return (None, format!("the core went to the host's handler: {cmd}"));
     }
-    let comm: String = info
-        .command
-        .first()
-        .map(|c| {
-            Path::new(c)
-                .file_name()
-                .map(|n| n.to_string_lossy().chars().take(15).collect())
-                .unwrap_or_default()
-        })
-        .unwrap_or_default();
-    let candidates: Vec<PathBuf> = [core_uses_pid(), true, false]
-        .into_iter()
-        .filter_map(|uses_pid| pattern.core_path(info.pid, &comm, &info.cwd, uses_pid))
-        .collect();
-    for src in candidates {
-        if src.is_file() && move_file(&src, dest).is_ok() {
+    let claimed = info
+        .claimed_core
+        .clone()
+        .or_else(|| claim_core(pattern, info.pid, &info.command, &info.cwd));
+    if let Some((held, original)) = claimed {
+        if move_file(&held, dest).is_ok() {
             return (
                 Some(dest.to_path_buf()),
-                format!("moved from {}", src.display()),
+                format!("moved from {}", original.display()),
             );
         }
     }
@@ -384,6 +412,7 @@ mod tests {
             core_dumps: false,
             max_cores: 3,
             max_reports: 2,
+            claimed_core: None,
             at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + secs + 2_000_000),
         }
     }

@@ -187,48 +187,47 @@ pub async fn serve(listener: UnixListener, handles: Handles, path: PathBuf) {
 async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
     let peer = check_peer(&stream, h.socket_gid);
     let (read, mut write) = stream.into_split();
-    if let Err(e) = peer {
-        write
-            .write_all(&protocol::encode(Response::Error { error: e }))
-            .await?;
-        return Ok(());
+    // The request is read (bounded) even from a refused peer: closing on unread data resets the
+    // connection, and the client would see a broken pipe instead of the refusal.
+    let line = match read_request(read).await? {
+        Ok(Some(line)) => line,
+        Ok(None) => return Ok(()),
+        Err(error) => return send(&mut write, Response::Error { error }).await,
+    };
+    if let Err(error) = peer {
+        return send(&mut write, Response::Error { error }).await;
     }
+    match protocol::decode_request(&line) {
+        Ok(request) => handle(request, &h, &mut write).await,
+        Err(error) => send(&mut write, Response::Error { error }).await,
+    }
+}
+
+/// One request line without its newline; `Ok(None)` when the client closed without sending
+/// anything; `Err` (inner) when it sent too much, too slowly, or no newline.
+async fn read_request(
+    read: tokio::net::unix::OwnedReadHalf,
+) -> io::Result<Result<Option<Vec<u8>>, String>> {
     let mut reader = BufReader::new(read).take(MAX_REQUEST as u64 + 1);
     let mut line = Vec::new();
     let n = match tokio::time::timeout(REQUEST_TIMEOUT, reader.read_until(b'\n', &mut line)).await {
         Ok(r) => r?,
         Err(_) => {
-            let error = format!("no complete request within {REQUEST_TIMEOUT:?}");
-            write
-                .write_all(&protocol::encode(Response::Error { error }))
-                .await?;
-            return Ok(());
+            return Ok(Err(format!(
+                "no complete request within {REQUEST_TIMEOUT:?}"
+            )));
         }
     };
     if n == 0 {
-        return Ok(());
+        return Ok(Ok(None));
     }
-    if line.len() > MAX_REQUEST || !line.ends_with(b"\n") {
-        let error = if line.len() > MAX_REQUEST {
-            format!("request longer than {MAX_REQUEST} bytes")
-        } else {
-            "request not terminated by a newline".to_string()
-        };
-        write
-            .write_all(&protocol::encode(Response::Error { error }))
-            .await?;
-        return Ok(());
+    if line.len() > MAX_REQUEST {
+        return Ok(Err(format!("request longer than {MAX_REQUEST} bytes")));
     }
-    let request = match protocol::decode_request(&line[..line.len() - 1]) {
-        Ok(r) => r,
-        Err(error) => {
-            write
-                .write_all(&protocol::encode(Response::Error { error }))
-                .await?;
-            return Ok(());
-        }
-    };
-    handle(request, &h, &mut write).await
+    if line.pop() != Some(b'\n') {
+        return Ok(Err("request not terminated by a newline".to_string()));
+    }
+    Ok(Ok(Some(line)))
 }
 
 /// Root, ctrlinit's own user, or a member of the socket group; checked on the connection itself,

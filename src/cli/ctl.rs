@@ -360,7 +360,7 @@ pub fn events(socket: &Path, json: bool) -> u8 {
         Err(e) => return fail(&e),
     };
     if let Err(e) = client.send(&Request::Events, None) {
-        return fail(&e);
+        return refused_or(&mut client, &e);
     }
     let mut out = std::io::stdout().lock();
     loop {
@@ -378,6 +378,18 @@ pub fn events(socket: &Path, json: bool) -> u8 {
         {
             return EXIT_OK;
         }
+    }
+}
+
+/// After a failed send: the server may have answered (a refused peer) and closed before reading;
+/// its answer says more than the broken pipe.
+fn refused_or(client: &mut Client, send_error: &ClientError) -> u8 {
+    match client.next_response() {
+        Ok(Some(Response::Error { error })) => {
+            eprintln!("ctrlinit: {error}");
+            error_code(&error)
+        }
+        _ => fail(send_error),
     }
 }
 

@@ -183,13 +183,16 @@ async fn serve(
             Command::Shutdown => break,
         }
     }
-    // Drain what programs wrote before they died (a stray holding a pipe bounds the wait).
+    // Drain what programs wrote before they died (a stray holding a pipe bounds the wait), then
+    // finish the crash reports under way (each bounded by its own drain wait).
     let mut closed = shared.all_closed.subscribe();
-    let _ = tokio::time::timeout(
-        DRAIN_AT_EXIT,
-        closed.wait_for(|_| shared.open_pipes.get() == 0),
-    )
-    .await;
+    let drained = async {
+        let _ = closed.wait_for(|_| shared.open_pipes.get() == 0).await;
+        for report in reports {
+            let _ = report.await;
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_AT_EXIT, drained).await;
     // Pending own lines sent before Shutdown are handled above; flush by dropping.
     shared.own_file.borrow_mut().take();
 }
@@ -378,10 +381,15 @@ fn own_line(shared: &Shared, level: Level, message: &str) {
     let now = SystemTime::now();
     let ts = humantime::format_rfc3339_millis(now).to_string();
     if let Some(f) = shared.own_file.borrow_mut().as_mut() {
-        let line = format!("{ts} {:<5} {message}", level.as_str());
+        // Every line of a multi-line message (a refused reload lists its errors) gets the
+        // timestamp and level, so the file stays one record per line.
+        let mut text = String::with_capacity(message.len() + 32);
+        for line in message.lines() {
+            text.push_str(&format!("{ts} {:<5} {line}\n", level.as_str()));
+        }
         f.write_block(Block {
-            data: line.as_bytes(),
-            terminated: false,
+            data: text.as_bytes(),
+            terminated: true,
         });
     }
     let mut out = Vec::with_capacity(message.len() + 32);
@@ -410,15 +418,17 @@ fn own_line(shared: &Shared, level: Level, message: &str) {
                 );
             }
             mode => {
-                if mode != ConsoleMode::Plain {
-                    out.extend_from_slice(&prefix("ctrlinit", shared.width.get(), Stream::Log));
+                for line in message.lines() {
+                    if mode != ConsoleMode::Plain {
+                        out.extend_from_slice(&prefix("ctrlinit", shared.width.get(), Stream::Log));
+                    }
+                    if *level <= Level::WARN {
+                        out.extend_from_slice(level.as_str().as_bytes());
+                        out.push(b' ');
+                    }
+                    out.extend_from_slice(line.as_bytes());
+                    out.push(b'\n');
                 }
-                if *level <= Level::WARN {
-                    out.extend_from_slice(level.as_str().as_bytes());
-                    out.push(b' ');
-                }
-                out.extend_from_slice(message.as_bytes());
-                out.push(b'\n');
             }
         }
     }

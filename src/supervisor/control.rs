@@ -100,7 +100,7 @@ impl Runner {
             self.resolve(names)?
         };
         let graph = self.core.graph();
-        let goals = match kind {
+        let goals: Vec<Goal> = match kind {
             ChangeKind::Start => targets.iter().map(|&i| self.goal_up(i, None)).collect(),
             ChangeKind::Stop => {
                 let mut set: Vec<usize> = Vec::new();
@@ -138,16 +138,51 @@ impl Runner {
                     .collect()
             }
         };
-        let list: Vec<&str> = targets
+        let list: Vec<String> = targets
             .iter()
-            .map(|&i| self.core.programs()[i].name())
+            .map(|&i| self.core.programs()[i].name().to_string())
             .collect();
-        let (input, verb) = match kind {
-            ChangeKind::Start => (Input::Start(targets), "started"),
-            ChangeKind::Stop => (Input::Stop(targets), "stopped"),
-            ChangeKind::Restart => (Input::Restart(targets), "restarted"),
+        // Programs the change takes along, named so the operator knows (dependents stopped
+        // first, dependencies started first).
+        let along: Vec<String> = match kind {
+            ChangeKind::Start => targets
+                .iter()
+                .flat_map(|&i| graph.deps_closure(i))
+                .filter(|j| !targets.contains(j))
+                .filter(|&j| !self.core.programs()[j].wants_up())
+                .map(|j| self.core.programs()[j].name().to_string())
+                .collect(),
+            _ => goals
+                .iter()
+                .map(|g: &Goal| g.name.clone())
+                .filter(|n| !list.contains(n))
+                .rev()
+                .collect(),
         };
-        let message = format!("{verb} {}", list.join(", "));
+        let mut along_unique: Vec<String> = Vec::new();
+        for n in along {
+            if !along_unique.contains(&n) {
+                along_unique.push(n);
+            }
+        }
+        let (names, extra) = (list.join(", "), along_unique.join(", "));
+        let message = match kind {
+            _ if extra.is_empty() => match kind {
+                ChangeKind::Start => format!("started {names}"),
+                ChangeKind::Stop => format!("stopped {names}"),
+                ChangeKind::Restart => format!("restarted {names}"),
+            },
+            ChangeKind::Start => format!("started {extra} (needed by {names}), then {names}"),
+            ChangeKind::Stop => {
+                format!("stopped {extra} first (they require {names}), then {names}")
+            }
+            ChangeKind::Restart => format!("restarted {names} and {extra} (they require {names})"),
+        };
+        let input = match kind {
+            ChangeKind::Start => Input::Start(targets),
+            ChangeKind::Stop => Input::Stop(targets),
+            ChangeKind::Restart => Input::Restart(targets),
+        };
         self.feed(input);
         Ok(Plan { message, goals })
     }

@@ -24,7 +24,7 @@ use super::readiness;
 use crate::api::protocol::EventRecord;
 use crate::api::server::Control;
 use crate::config::{Config, LoadOptions, Overrides, ProgramSpec, ReadyProbe, signal_name};
-use crate::cores::CrashInfo;
+use crate::cores::{CorePattern, CrashInfo, claim_core};
 use crate::logs::Command as LogCommand;
 use crate::process::{self, Exit, Launch, Output};
 use crate::sys::init::{Role, group_exists, signal_group, signal_strays};
@@ -91,6 +91,8 @@ pub struct Runner {
     pub(super) events: broadcast::Sender<EventRecord>,
     /// Sequence number of the last event.
     pub(super) seq: u64,
+    /// Where the kernel writes cores (read once at start).
+    core_pattern: CorePattern,
 }
 
 impl Runner {
@@ -117,6 +119,7 @@ impl Runner {
             control,
             events,
             seq: 0,
+            core_pattern: CorePattern::read(),
         }
     }
 
@@ -363,7 +366,14 @@ impl Runner {
             .clone()
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| "/".into());
+        let claimed_core = match exit {
+            Exit::Signal {
+                core_dumped: true, ..
+            } => claim_core(&self.core_pattern, pid, &spec.command, &cwd),
+            _ => None,
+        };
         let info = CrashInfo {
+            claimed_core,
             program: spec.name.clone(),
             pid,
             run: p.run,
