@@ -1,0 +1,279 @@
+//! Live reload against the real binary as PID 1 (issue 4): `ctrlinit reload` and SIGHUP re-read
+//! the config directory; added programs start, removed ones stop, changed ones restart, unchanged
+//! ones keep their pids; an invalid config keeps the old one running and every error is reported.
+
+mod common;
+
+use common::*;
+
+fn status(init: &Init) -> Vec<serde_json::Value> {
+    let (code, out) = init.ctl(&["status", "--json"]);
+    assert!(code == 0 || code == 3, "status --json exit {code}: {out}");
+    serde_json::from_str::<serde_json::Value>(&out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn names(init: &Init) -> Vec<String> {
+    let mut v: Vec<String> = status(init)
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+fn pid_of(init: &Init, name: &str) -> Option<i64> {
+    status(init)
+        .into_iter()
+        .find(|p| p["name"] == name)?
+        .get("pid")?
+        .as_i64()
+}
+
+fn wait_states(init: &Init, conditions: &[&str]) {
+    let mut args = vec!["status", "--timeout", "20s", "--wait"];
+    args.extend_from_slice(conditions);
+    let (code, out) = init.ctl(&args);
+    assert_eq!(code, 0, "status --wait {conditions:?}: {out}");
+}
+
+fn write_conf(init: &Init, file: &str, text: &str) {
+    let dir = init.dir().to_str().unwrap().to_string();
+    std::fs::write(
+        init.dir().join("conf.d").join(file),
+        text.replace("{dir}", &dir),
+    )
+    .unwrap();
+}
+
+/// Host pid of a program's process (for checking it is gone).
+fn host(init: &Init, name: &str) -> i32 {
+    let ns = pid_of(init, name).unwrap() as i32;
+    host_pid(init, ns).unwrap()
+}
+
+const BEFORE: &str = r#"
+[program.keep]
+command = ["/bin/sleep", "1000"]
+
+[program.change]
+command = ["/bin/sleep", "1000"]
+
+[program.gone]
+command = ["/bin/sh", "-c", "trap 'echo term >> {dir}/gone; exit 0' TERM; touch {dir}/gone.ready; while :; do sleep 0.05; done"]
+# running only once the trap is set
+ready = { file = "{dir}/gone.ready", interval = "10ms" }
+"#;
+
+const AFTER: &str = r#"
+[program.keep]
+command = ["/bin/sleep", "1000"]
+
+[program.change]
+command = ["/bin/sleep", "1001"]
+
+[program.added]
+command = ["/bin/sleep", "1000"]
+"#;
+
+/// Two files with three problems between them.
+fn break_config(init: &Init) {
+    write_conf(
+        init,
+        "z-broken.toml",
+        r#"
+[program.bad1]
+comand = ["/bin/true"]
+
+[program.bad2]
+command = ["/bin/true"]
+depends_on = ["nowhere"]
+"#,
+    );
+}
+
+fn check_every_error_reported(text: &str) {
+    assert!(text.contains("z-broken.toml"), "names the file: {text}");
+    assert!(text.contains("comand"), "the unknown key: {text}");
+    assert!(
+        text.contains("bad1") && text.contains("command"),
+        "the missing command: {text}"
+    );
+    assert!(text.contains("nowhere"), "the unknown dependency: {text}");
+}
+
+#[test]
+fn reload_adds_removes_changes_and_leaves_the_unchanged_alone() {
+    let init = init().file("a.toml", BEFORE).start();
+    wait_states(&init, &["keep=running", "change=running", "gone=running"]);
+    let keep = pid_of(&init, "keep").unwrap();
+    let change = pid_of(&init, "change").unwrap();
+    let gone_host = host(&init, "gone");
+    write_conf(&init, "a.toml", AFTER);
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("added") && out.contains("gone") && out.contains("change"),
+        "{out}"
+    );
+    wait_until("the reload to be applied", DEADLINE, || {
+        let s = status(&init);
+        let running = |n: &str| s.iter().any(|p| p["name"] == n && p["state"] == "running");
+        (running("added")
+            && running("change")
+            && pid_of(&init, "change") != Some(change)
+            && !s.iter().any(|p| p["name"] == "gone"))
+        .then_some(())
+    });
+    assert_eq!(names(&init), vec!["added", "change", "keep"]);
+    assert_eq!(pid_of(&init, "keep"), Some(keep), "unchanged keeps its pid");
+    assert_ne!(pid_of(&init, "change"), Some(change), "changed restarts");
+    // The removed program was stopped gracefully, and is gone.
+    assert_eq!(wait_for_lines_in(&init.dir().join("gone"), 1), vec!["term"]);
+    wait_until("gone's process to go", DEADLINE, || {
+        (!alive(gone_host)).then_some(())
+    });
+    let (code, out) = init.ctl(&["status", "gone"]);
+    assert_eq!(code, 2, "{out}");
+    // A reload with nothing changed changes nothing.
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "{out}");
+    let added = pid_of(&init, "added");
+    let change2 = pid_of(&init, "change");
+    wait_states(&init, &["keep=running", "change=running", "added=running"]);
+    assert_eq!(pid_of(&init, "keep"), Some(keep));
+    assert_eq!(pid_of(&init, "change"), change2);
+    assert_eq!(pid_of(&init, "added"), added);
+}
+
+#[test]
+fn an_invalid_reload_keeps_the_old_config_and_reports_every_error() {
+    let init = init().file("a.toml", BEFORE).start();
+    wait_states(&init, &["keep=running", "change=running", "gone=running"]);
+    let pids: Vec<Option<i64>> = ["keep", "change", "gone"]
+        .iter()
+        .map(|n| pid_of(&init, n))
+        .collect();
+    // The valid part would change things; the broken file must stop all of it.
+    write_conf(&init, "a.toml", AFTER);
+    break_config(&init);
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 1, "{out}");
+    check_every_error_reported(&out);
+    // Nothing changed: same programs, same pids, all running.
+    assert_eq!(names(&init), vec!["change", "gone", "keep"]);
+    let now: Vec<Option<i64>> = ["keep", "change", "gone"]
+        .iter()
+        .map(|n| pid_of(&init, n))
+        .collect();
+    assert_eq!(now, pids);
+    let (code, out) = init.ctl(&["status"]);
+    assert_eq!(code, 0, "{out}");
+    // Fixed, it applies.
+    std::fs::remove_file(init.dir().join("conf.d/z-broken.toml")).unwrap();
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "{out}");
+    // Applied once what is removed or changed has stopped.
+    wait_until("added to run", DEADLINE, || {
+        status(&init)
+            .iter()
+            .any(|p| p["name"] == "added" && p["state"] == "running")
+            .then_some(())
+    });
+    assert_eq!(pid_of(&init, "keep"), pids[0]);
+}
+
+#[test]
+fn sighup_reloads_like_the_command() {
+    let init = init().file("a.toml", BEFORE).start();
+    wait_states(&init, &["keep=running", "change=running", "gone=running"]);
+    let keep = pid_of(&init, "keep").unwrap();
+    let change = pid_of(&init, "change").unwrap();
+    // Invalid first: refused, every error in ctrlinit's log, nothing changes.
+    write_conf(&init, "a.toml", AFTER);
+    break_config(&init);
+    init.signal("HUP");
+    init.wait_for_line("reload refused");
+    let log = wait_until("the errors in ctrlinit.log", DEADLINE, || {
+        let text = std::fs::read_to_string(init.dir().join("log/ctrlinit.log")).ok()?;
+        text.contains("nowhere").then_some(text)
+    });
+    check_every_error_reported(&log);
+    // On the console too (its lines are read as they come: wait for the last error).
+    init.wait_for_line("nowhere");
+    check_every_error_reported(&init.output());
+    assert_eq!(names(&init), vec!["change", "gone", "keep"]);
+    assert_eq!(pid_of(&init, "change"), Some(change));
+    // Valid: applied as `reload` would.
+    std::fs::remove_file(init.dir().join("conf.d/z-broken.toml")).unwrap();
+    init.signal("HUP");
+    wait_until("the SIGHUP reload to be applied", DEADLINE, || {
+        let s = status(&init);
+        let running = |n: &str| s.iter().any(|p| p["name"] == n && p["state"] == "running");
+        (running("added")
+            && running("change")
+            && pid_of(&init, "change") != Some(change)
+            && !s.iter().any(|p| p["name"] == "gone"))
+        .then_some(())
+    });
+    assert_eq!(names(&init), vec!["added", "change", "keep"]);
+    assert_eq!(pid_of(&init, "keep"), Some(keep));
+    assert_eq!(wait_for_lines_in(&init.dir().join("gone"), 1), vec!["term"]);
+}
+
+#[test]
+fn a_changed_program_restarts_with_its_dependents_in_order() {
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.db]
+command = ["/bin/sh", "-c", "echo db-$0 >> {dir}/order; exec sleep 1000", "v1"]
+
+[program.api]
+command = ["/bin/sh", "-c", "echo api >> {dir}/order; exec sleep 1000"]
+depends_on = ["db"]
+
+[program.other]
+command = ["/bin/sleep", "1000"]
+"#,
+        )
+        .start();
+    wait_states(&init, &["db=running", "api=running", "other=running"]);
+    assert_eq!(
+        wait_for_lines_in(&init.dir().join("order"), 2),
+        vec!["db-v1", "api"]
+    );
+    let other = pid_of(&init, "other");
+    write_conf(
+        &init,
+        "a.toml",
+        r#"
+[program.db]
+command = ["/bin/sh", "-c", "echo db-$0 >> {dir}/order; exec sleep 1000", "v2"]
+
+[program.api]
+command = ["/bin/sh", "-c", "echo api >> {dir}/order; exec sleep 1000"]
+depends_on = ["db"]
+
+[program.other]
+command = ["/bin/sleep", "1000"]
+"#,
+    );
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "{out}");
+    let order = wait_for_lines_in(&init.dir().join("order"), 3);
+    assert_eq!(order[2], "db-v2", "{order:?}");
+    wait_states(&init, &["db=running", "api=running"]);
+    // Whether api restarts or not, it never runs against a stopped db: if it restarted, it
+    // started after the new db.
+    let order = file_lines(&init.dir().join("order"));
+    assert!(
+        order.len() <= 4 && (order.len() == 3 || order[3] == "api"),
+        "{order:?}"
+    );
+    assert_eq!(pid_of(&init, "other"), other);
+}
