@@ -185,12 +185,11 @@ fn errors(stderr: &str) -> Vec<String> {
     for line in stderr.lines() {
         if let Some(e) = line.strip_prefix("error: ") {
             out.push(e.to_string());
-        } else if line.starts_with(' ') {
-            if let Some(last) = out.last_mut() {
+        } else if line.starts_with(' ')
+            && let Some(last) = out.last_mut() {
                 last.push('\n');
                 last.push_str(line.trim());
             }
-        }
     }
     out
 }
@@ -232,11 +231,14 @@ fn every_error_class_is_reported_at_once_with_file_and_line() {
     );
 }
 
+/// One error class: its name, the files that show it, and what the message must contain.
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
+
 /// Each class alone (with a valid rest), so one class cannot hide behind another.
 #[test]
 fn each_error_class_alone_exits_2_with_its_message() {
     let valid = "[program.ok]\ncommand = [\"/bin/true\"]\n";
-    let alone: &[(&str, &[(&str, &str)], &[&str])] = &[
+    let alone: &[Case] = &[
         (
             "unknown key",
             &[(

@@ -202,7 +202,7 @@ fn diamond_waits_for_both_sides() {
 
 #[test]
 fn started_condition_does_not_wait_for_readiness() {
-    let mut sim = Sim::new(vec![
+    let sim = Sim::new(vec![
         with_ready(svc("db", &[])),
         svc("api", &[("db", Condition::Started, false)]),
     ]);
