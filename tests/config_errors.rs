@@ -232,13 +232,13 @@ fn every_error_class_is_reported_at_once_with_file_and_line() {
 }
 
 /// One error class: its name, the files that show it, and what the message must contain.
-type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
+type AloneCase<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
 
 /// Each class alone (with a valid rest), so one class cannot hide behind another.
 #[test]
 fn each_error_class_alone_exits_2_with_its_message() {
     let valid = "[program.ok]\ncommand = [\"/bin/true\"]\n";
-    let alone: &[Case] = &[
+    let alone: &[AloneCase] = &[
         (
             "unknown key",
             &[(
