@@ -1,0 +1,489 @@
+#!/usr/bin/env bash
+# Real Docker, end to end: builds the FROM-scratch ctrlinit image (static ctrlinit + static
+# busybox, docker/build.sh's recipe; nothing is pulled) and checks ctrlinit as PID 1 of real
+# containers:
+#   1. `docker run --restart on-failure:3` with a program that exhausts its restart budget: every
+#      run exits with [init] exit_code, RestartCount grows to 3, and Docker stops restarting;
+#   2. `docker stop` on a container with several programs: they stop in reverse dependency order
+#      within the grace period, exit status 0, nothing SIGKILLed (each stops on TERM);
+#   3. `docker logs` shows the prefixed lines of every program (stderr marked `!`), and the
+#      bind-mounted log directory holds each program's file and ctrlinit.log;
+#   4. programs with core_dumps = true that segfault: the bind-mounted crash directory holds the
+#      reports and the cores (moved there from the programs' working directories), for a crash
+#      the container lives on after, and for the main program's, which ends the container;
+#   5. HEALTHCHECK `ctrlinit health`: unhealthy while a service crashes (backoff), healthy after;
+#      a service stopped by hand is healthy for `health` and unhealthy for `health --strict`;
+#   6. `docker exec … ctrlinit status` (table and --json) inside the container; the tini-style
+#      `ctrlinit -- CMD` passes CMD's exit status through.
+#
+# When `docker info` fails, prints "docker e2e: skipped: <why>" and exits 0.
+# Environment: CTRLINIT_STATIC_BIN (use this binary instead of building one), BUSYBOX (a static
+# busybox, default /bin/busybox), CTRLINIT_BASE_IMAGE (use this already built base image).
+# Output: one PASS:/FAIL: line per check; exit status 1 when any check failed.
+set -eu
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+. "$REPO/docker/lib.sh"
+
+if ! docker_usable; then
+    echo "docker e2e: skipped: $DOCKER_WHY"
+    exit 0
+fi
+
+ID="$$-$(date +%s)"
+PREFIX="ctrlinit-e2e-$ID"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ctrlinit-e2e.XXXXXX")
+OWN_IMAGE=
+if [ -n "${CTRLINIT_BASE_IMAGE:-}" ]; then
+    IMAGE=$CTRLINIT_BASE_IMAGE
+else
+    IMAGE="ctrlinit-e2e-base:$ID"
+    OWN_IMAGE=$IMAGE
+fi
+STARTED=$(date +%s)
+
+EVENTS_PID=
+cleanup() {
+    local ids
+    if [ -n "$EVENTS_PID" ]; then kill "$EVENTS_PID" 2>/dev/null || true; fi
+    ids=$(docker ps -aq --filter "name=^$PREFIX-" 2>/dev/null || true)
+    if [ -n "$ids" ]; then
+        # shellcheck disable=SC2086
+        docker rm -f $ids >/dev/null 2>&1 || true
+    fi
+    # Files the containers wrote on the bind mounts belong to root: when this runs as another
+    # user (in the docker group), a container removes them.
+    rm -rf "$WORK" 2>/dev/null ||
+        docker run --rm -v "$WORK:/w" --entrypoint /bin/rm "$IMAGE" -rf /w/ >/dev/null 2>&1 || true
+    rm -rf "$WORK" 2>/dev/null || true
+    if [ -n "$OWN_IMAGE" ]; then docker rmi -f "$OWN_IMAGE" >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+trap 'echo "FAIL: unexpected error (status $?) at line $LINENO: $BASH_COMMAND"' ERR
+
+# Dumps what a failed check needs: the container's console and state.
+show() {
+    local c=$1
+    say "---- docker logs $c (last 40 lines)"
+    docker logs "$c" 2>&1 | tail -n 40 >&2 || true
+    say "---- state: $(docker inspect -f '{{json .State}}' "$c" 2>/dev/null || true)"
+}
+
+# conf NAME: creates $WORK/NAME/{conf.d,log,crash,journal} and reads conf.d/10-test.toml from stdin.
+conf() {
+    mkdir -p "$WORK/$1/conf.d" "$WORK/$1/log" "$WORK/$1/crash" "$WORK/$1/journal"
+    touch "$WORK/$1/journal/stop.order"
+    chmod 0777 "$WORK/$1/journal"
+    chmod 0666 "$WORK/$1/journal/stop.order"
+    cat >"$WORK/$1/conf.d/10-test.toml"
+}
+
+# run NAME [docker run options…]: starts container $PREFIX-NAME from $IMAGE
+# with conf.d, log, crash and journal of $WORK/NAME bind-mounted.
+run() {
+    local name=$1
+    shift
+    local d=$WORK/$name
+    docker run -d --name "$PREFIX-$name" \
+        -v "$d/conf.d:/etc/ctrlinit/conf.d:ro" \
+        -v "$d/log:/var/log/ctrlinit" \
+        -v "$d/crash:/var/crash/ctrlinit" \
+        -v "$d/journal:/journal" \
+        "$@" "$IMAGE" >/dev/null
+}
+
+state_of() { docker inspect -f "$2" "$PREFIX-$1" 2>/dev/null; }
+health_of() { state_of "$1" '{{.State.Health.Status}}'; }
+is_health() { [ "$(health_of "$1")" = "$2" ]; }
+ctl() { local c=$1; shift; docker exec "$PREFIX-$c" /usr/bin/ctrlinit "$@"; }
+
+echo "docker e2e: building image $IMAGE (static ctrlinit + busybox, FROM scratch)"
+if [ -z "$OWN_IMAGE" ]; then
+    pass "using prebuilt base image $IMAGE"
+elif build_base_image "$IMAGE" 2> >(grep -v -E 'DEPRECATED|BuildKit|environment-variable|^ *$' >&2); then
+    pass "built $IMAGE FROM scratch without the network"
+else
+    fail "building $IMAGE"
+    finish_checks "docker e2e"
+    exit 1
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 1. Restart budget → exit_code → Docker's on-failure:3 restarts, then gives up.
+conf budget <<'EOF'
+[init]
+exit_code = 75
+stop_timeout = "5s"
+
+[program.steady]
+command = ["/bin/sh", "-c", "echo steady up; exec sleep infinity"]
+
+[program.flaky]
+command = ["/bin/sh", "-c", "echo flaky run; exit 3"]
+max_restarts = 2
+restart_window = "60s"
+backoff = { initial = "100ms", max = "200ms" }
+EOF
+# Docker's own record of the container's lives, streamed from now on (the daemon keeps only its
+# last 256 events for `--since`, too few when other containers are busy).
+docker events --since "$(date +%s)" --filter "container=$PREFIX-budget" \
+    --format '{{.Action}} {{index .Actor.Attributes "exitCode"}}' >"$WORK/budget.events" 2>/dev/null &
+EVENTS_PID=$!
+run budget --restart on-failure:3
+# Started first: it runs its four container lives while the other checks are set up.
+
+# ---------------------------------------------------------------------------------------------
+# 2-3, 6. A stack of programs: start order, logs, docker exec status, docker stop order.
+conf stack <<'EOF'
+[init]
+stop_timeout = "9s"
+
+# db <- api <- web, api <- worker (as user app), metrics independent, slow independent.
+# Each program records its TERM in /journal/stop.order (bind-mounted) and exits 0.
+[program.db]
+command = ["/bin/sh", "-c", '''
+trap 'echo db >> /journal/stop.order; echo "db: got TERM"; exit 0' TERM
+echo "db: up"; echo "db: a warning on stderr" >&2
+touch /run/db.ready
+sleep infinity & wait $!
+''']
+ready = { file = "/run/db.ready" }
+
+[program.api]
+command = ["/bin/sh", "-c", '''
+trap 'echo api >> /journal/stop.order; echo "api: got TERM"; exit 0' TERM
+echo "api: up"
+touch /run/api.ready
+sleep infinity & wait $!
+''']
+depends_on = ["db"]
+ready = { file = "/run/api.ready" }
+
+[program.web]
+command = ["/bin/sh", "-c", '''
+trap 'echo web >> /journal/stop.order; echo "web: got TERM"; exit 0' TERM
+echo "web: up"
+sleep infinity & wait $!
+''']
+depends_on = ["api"]
+
+[program.worker]
+command = ["/bin/sh", "-c", '''
+trap 'echo worker >> /journal/stop.order; exit 0' TERM
+echo "worker: up as $(id -un):$(id -gn)"
+sleep infinity & wait $!
+''']
+depends_on = ["api"]
+user = "app"
+group = "app"
+
+[program.metrics]
+command = ["/bin/sh", "-c", '''
+trap 'echo metrics >> /journal/stop.order; exit 0' TERM
+echo "metrics: up"
+sleep infinity & wait $!
+''']
+
+# Takes a second to shut down after TERM: waited for, not killed.
+[program.slow]
+command = ["/bin/sh", "-c", '''
+trap 'sleep 1; echo slow >> /journal/stop.order; echo "slow: done after TERM"; exit 0' TERM
+echo "slow: up"
+sleep infinity & wait $!
+''']
+stop_timeout = "5s"
+EOF
+run stack
+
+# ---------------------------------------------------------------------------------------------
+# 4. Crash artifacts: the main program segfaults with core_dumps = true.
+conf crash <<'EOF'
+# Segfaults on its first run (the container lives on and restarts it), then runs.
+[program.crasher]
+command = ["/bin/sh", "-c", '''
+if [ ! -e /tmp/crashed ]; then
+  touch /tmp/crashed
+  echo "crasher: about to segfault"
+  kill -SEGV $$$$
+fi
+echo "crasher: second run"
+exec sleep infinity
+''']
+workdir = "/tmp"
+core_dumps = true
+backoff = { initial = "100ms" }
+
+# The container's main program: segfaults when told (USR1), which ends the container.
+[program.lastword]
+command = ["/bin/sh", "-c", '''
+trap 'echo "lastword: segfaulting"; kill -SEGV $$$$' USR1
+echo "lastword: up"
+sleep infinity & wait $!
+''']
+workdir = "/var/tmp"
+core_dumps = true
+main = true
+restart = "never"
+EOF
+run crash
+
+# ---------------------------------------------------------------------------------------------
+# 5. Health: `svc` fails while /tmp/fail exists (a crash loop in backoff); USR1 makes it exit 1.
+for h in health strict; do
+    conf $h <<'EOF'
+[init]
+stop_timeout = "5s"
+
+[program.svc]
+command = ["/bin/sh", "-c", '''
+if [ -e /tmp/fail ]; then echo "svc: failing (/tmp/fail exists)"; exit 1; fi
+trap 'echo "svc: USR1, exiting 1"; exit 1' USR1
+touch /tmp/svc.ready
+echo "svc: up"
+sleep infinity & wait $!
+''']
+ready = { file = "/tmp/svc.ready" }
+finish = ["/bin/rm", "-f", "/tmp/svc.ready"]
+backoff = { initial = "2s", max = "2s", factor = 1.0 }
+max_restarts = 1000
+
+[program.side]
+command = ["/bin/sleep", "infinity"]
+EOF
+done
+HEALTH_FLAGS=(--health-interval 1s --health-timeout 5s --health-retries 1 --health-start-period 0s)
+run health "${HEALTH_FLAGS[@]}"
+run strict "${HEALTH_FLAGS[@]}" --health-cmd "/usr/bin/ctrlinit health --strict"
+
+# ---- checks for 2, 3, 6 (stack) ----------------------------------------------------------------
+if docker exec "$PREFIX-stack" /usr/bin/ctrlinit status --wait db=running api=running \
+    web=running worker=running metrics=running slow=running --timeout 30s >/dev/null; then
+    pass "stack: every program running (docker exec ctrlinit status --wait)"
+else
+    fail "stack: programs did not all reach running"
+    show "$PREFIX-stack"
+fi
+out=$(ctl stack status 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c -E ' running ')" -eq 6 ]; then
+    pass "stack: docker exec ctrlinit status exits 0 with 6 programs running"
+else
+    fail "stack: docker exec ctrlinit status (exit $rc): $out"
+fi
+out=$(ctl stack status --json 2>&1) || true
+check "stack: docker exec ctrlinit status --json lists every program as running" \
+    test "$(printf '%s\n' "$out" | grep -c '"state": "running"')" -eq 6
+check "stack: docker exec ctrlinit health says healthy" quiet ctl stack health
+
+logs=$(docker logs "$PREFIX-stack" 2>&1)
+missing=
+for p in db api web metrics slow; do
+    printf '%s\n' "$logs" | grep -q -E "^$p +\| $p: up" || missing="$missing $p"
+done
+printf '%s\n' "$logs" | grep -q -E '^worker +\| worker: up as app:app' || missing="$missing worker(as app)"
+printf '%s\n' "$logs" | grep -q -E '^db +! db: a warning on stderr' || missing="$missing db-stderr"
+printf '%s\n' "$logs" | grep -q -E '^ctrlinit +\| ' || missing="$missing ctrlinit"
+if [ -z "$missing" ]; then
+    pass "stack: docker logs shows prefixed lines of every program (stderr as '!', worker ran as app)"
+else
+    fail "stack: docker logs lacks prefixed lines of:$missing"
+    show "$PREFIX-stack"
+fi
+missing=
+for p in db api web worker metrics slow; do
+    grep -q "$p: up" "$WORK/stack/log/$p.log" 2>/dev/null || missing="$missing $p.log"
+done
+grep -q 'db: a warning on stderr' "$WORK/stack/log/db.log" 2>/dev/null || missing="$missing db.log(stderr)"
+grep -q 'starting 6 programs' "$WORK/stack/log/ctrlinit.log" 2>/dev/null || missing="$missing ctrlinit.log"
+if [ -z "$missing" ]; then
+    pass "stack: host-mounted log dir holds every program's file and ctrlinit.log"
+else
+    fail "stack: host-mounted log dir lacks:$missing ($(ls "$WORK/stack/log" | tr '\n' ' '))"
+fi
+
+t0=$(date +%s%N)
+docker stop -t 10 "$PREFIX-stack" >/dev/null
+ms=$((($(date +%s%N) - t0) / 1000000))
+code=$(state_of stack '{{.State.ExitCode}}')
+check "stack: docker stop took ${ms} ms, within the 10 s grace period" test "$ms" -lt 10000
+check "stack: exit status after docker stop is 0 (got $code)" test "$code" = 0
+order=$(tr '\n' ' ' <"$WORK/stack/journal/stop.order" 2>/dev/null || true)
+ok=1
+for p in db api web worker metrics slow; do
+    grep -qx "$p" "$WORK/stack/journal/stop.order" 2>/dev/null || ok=0
+done
+j=$WORK/stack/journal/stop.order
+before "$j" '^web$' '^api$' && before "$j" '^worker$' '^api$' && before "$j" '^api$' '^db$' || ok=0
+if [ "$ok" = 1 ]; then
+    pass "stack: every program stopped on TERM in reverse dependency order ($order)"
+else
+    fail "stack: stop order wrong or incomplete: $order"
+    show "$PREFIX-stack"
+fi
+if grep -q 'SIGKILL' "$WORK/stack/log/ctrlinit.log" 2>/dev/null; then
+    fail "stack: something was SIGKILLed: $(grep SIGKILL "$WORK/stack/log/ctrlinit.log" | head -n3)"
+else
+    pass "stack: nothing was SIGKILLed (no SIGKILL in ctrlinit.log)"
+fi
+n=$(grep -c -E '(db|api|web|worker|metrics|slow): pid [0-9]+ ended \(exit status 0\)' "$WORK/stack/log/ctrlinit.log" || true)
+check "stack: all 6 programs ended with exit status 0 from their TERM handlers (got $n)" test "$n" = 6
+check "stack: ctrlinit logged its exit with status 0" \
+    grep -q 'exiting with status 0' "$WORK/stack/log/ctrlinit.log"
+
+# ---- checks for 4 (crash) ----------------------------------------------------------------------
+CR=$WORK/crash/crash
+pattern=$(cat /proc/sys/kernel/core_pattern)
+# a) a crash the container lives on after: report and core on the host mount
+has_report() { grep -l -s "$2" "$CR/$1/"*-SIGSEGV.json >/dev/null; }
+if wait_for 20 has_report crasher 'crasher: about to segfault'; then
+    report=$(ls "$CR/crasher/"*-SIGSEGV.json | head -n1)
+    check "crash: the report $(basename "$report") names the signal and holds the last lines" \
+        grep -q '"SIGSEGV"' "$report"
+else
+    fail "crash: no crash report for crasher in the host-mounted crash dir ($(ls -R "$CR" | tr '\n' ' '))"
+    show "$PREFIX-crash"
+fi
+has_core() { ls "$CR/$1/"*.core >/dev/null 2>&1; }
+case $pattern in
+'|'*) pass "crash: core_pattern pipes cores to the host ($pattern): reports only, as documented" ;;
+*)
+    if wait_for 20 has_core crasher; then
+        core=$(ls "$CR/crasher/"*.core | head -n1)
+        pass "crash: the core ($(stat -c %s "$core") bytes) was moved from the workdir to the host mount ($(basename "$core"))"
+    else
+        fail "crash: no core file for crasher in the host-mounted crash dir (core_pattern $pattern)"
+    fi
+    ;;
+esac
+if ctl crash status --wait crasher=running lastword=running --timeout 20s >/dev/null; then
+    pass "crash: crasher restarted after its crash and runs"
+else
+    fail "crash: crasher not running again"
+fi
+check "crash: docker logs shows the crasher's last line before the crash" \
+    sh -c "docker logs '$PREFIX-crash' 2>&1 | grep -q -E '^crasher +\| crasher: about to segfault'"
+
+# b) the main program crashes: the container ends with 128+11; its report must not be lost
+ctl crash signal USR1 lastword >/dev/null
+if timeout 30 docker wait "$PREFIX-crash" >/dev/null; then
+    code=$(state_of crash '{{.State.ExitCode}}')
+    check "crash: the main program's SIGSEGV ends the container with 139 (got $code)" test "$code" = 139
+else
+    fail "crash: container did not exit after its main program crashed"
+    show "$PREFIX-crash"
+fi
+# Nothing writes after the container has exited: no waiting here.
+if has_report lastword 'lastword: segfaulting'; then
+    pass "crash: the main program's crash report is on the host mount"
+else
+    fail "crash: the main program's crash report is missing after the container exited (crash dir: $(cd "$CR" && find . -type f | tr '\n' ' '))"
+    show "$PREFIX-crash"
+fi
+case $pattern in
+'|'*) ;;
+*) check "crash: the main program's core was moved to the host mount" has_core lastword ;;
+esac
+
+# ---- checks for 5 (health) -----------------------------------------------------------------------
+if wait_for 30 is_health health healthy && wait_for 30 is_health strict healthy; then
+    pass "health: both containers become healthy"
+else
+    fail "health: not healthy: health=$(health_of health) strict=$(health_of strict)"
+    show "$PREFIX-health"
+    show "$PREFIX-strict"
+fi
+docker exec "$PREFIX-health" touch /tmp/fail
+ctl health signal USR1 svc >/dev/null
+if wait_for 20 is_health health unhealthy; then
+    st=$(ctl health status --json svc | json_field state)
+    pass "health: unhealthy while svc crashes and backs off (svc is $st)"
+else
+    fail "health: still $(health_of health) while svc crash-loops"
+    show "$PREFIX-health"
+fi
+out=$(ctl health health) && rc=0 || rc=$?
+if [ "$rc" = 1 ] && printf '%s' "$out" | grep -q svc; then
+    pass "health: docker exec ctrlinit health exits 1 and says why ($out)"
+else
+    fail "health: docker exec ctrlinit health exited $rc: $out"
+fi
+docker exec "$PREFIX-health" rm -f /tmp/fail
+if wait_for 20 is_health health healthy; then
+    pass "health: healthy again once svc runs"
+else
+    fail "health: still $(health_of health) after svc recovered"
+    show "$PREFIX-health"
+fi
+
+# A probe that starts after a point in time: the newest Health.Log entry's start time.
+# The newest Health.Log entry as "EXITCODE START" (START as Docker prints it, e.g.
+# "2026-01-02 03:04:05.678 +0000 UTC").
+last_probe() {
+    state_of "$1" '{{range .State.Health.Log}}{{.ExitCode}} {{.Start}}{{"\n"}}{{end}}' | grep -v '^$' | tail -n1
+}
+# probe_after NAME NANOS: the newest probe started after NANOS (epoch ns).
+probe_after() {
+    local l t
+    l=$(last_probe "$1")
+    [ -n "$l" ] || return 1
+    l=${l#* }
+    t=$(date -d "${l% UTC}" +%s%N) || return 1
+    [ "$t" -gt "$2" ]
+}
+
+ctl health stop svc >/dev/null
+ctl strict stop svc >/dev/null
+t_stop=$(date +%s%N)
+if wait_for 20 probe_after health "$t_stop" && [ "$(last_probe health | cut -d' ' -f1)" = 0 ] &&
+    is_health health healthy; then
+    pass "health: svc stopped by hand stays healthy for 'ctrlinit health'"
+else
+    fail "health: svc stopped by hand made plain health fail ($(last_probe health), $(health_of health))"
+fi
+if wait_for 20 is_health strict unhealthy; then
+    pass "health: svc stopped by hand is unhealthy for 'ctrlinit health --strict'"
+else
+    fail "health: --strict still $(health_of strict) with svc stopped by hand"
+    show "$PREFIX-strict"
+fi
+ctl strict start svc >/dev/null
+if wait_for 20 is_health strict healthy; then
+    pass "health: --strict healthy again after ctrlinit start svc"
+else
+    fail "health: --strict still $(health_of strict) after start"
+fi
+
+# ---- checks for 1 (budget) -----------------------------------------------------------------------
+budget_done() {
+    [ "$(state_of budget '{{.State.Status}} {{.State.Restarting}} {{.RestartCount}}')" = "exited false 3" ]
+}
+if wait_for 60 budget_done; then
+    code=$(state_of budget '{{.State.ExitCode}}')
+    check "budget: container exits with [init] exit_code 75 (got $code)" test "$code" = 75
+    pass "budget: Docker restarted it 3 times (RestartCount 3) and stopped"
+else
+    fail "budget: not done: $(state_of budget '{{.State.Status}} restarting={{.State.Restarting}} count={{.RestartCount}} exit={{.State.ExitCode}}')"
+    show "$PREFIX-budget"
+fi
+# Docker's own record: four starts and four deaths, every one with exit code 75.
+four_deaths() { [ "$(grep -c '^die' "$WORK/budget.events")" -ge 4 ]; }
+wait_for 10 four_deaths || true
+kill "$EVENTS_PID" 2>/dev/null || true
+wait "$EVENTS_PID" 2>/dev/null || true
+EVENTS_PID=
+starts=$(grep -c '^start' "$WORK/budget.events" || true)
+dies=$(grep -c '^die 75$' "$WORK/budget.events" || true)
+check "budget: docker events show 4 starts and 4 deaths with exit code 75 (got $starts, $dies)" \
+    test "$starts" = 4 -a "$dies" = 4
+logs=$(docker logs "$PREFIX-budget" 2>&1)
+check "budget: each run logged flaky's exhaustion (4 times)" \
+    test "$(printf '%s\n' "$logs" | grep -c 'flaky.*exhausted\|exhausted.*flaky')" -ge 4
+check "budget: the steady program was stopped, not left behind (logs say so)" \
+    sh -c "printf '%s\n' \"\$1\" | grep -q 'steady: .*stopped'" _ "$logs"
+
+# ---- 6b. tini-style -------------------------------------------------------------------------------
+code=$(timeout 30 docker run --rm --name "$PREFIX-tini" "$IMAGE" -- /bin/sh -c 'echo main here; exit 7' >/dev/null 2>&1; echo $?)
+check "tini-style: 'ctrlinit -- CMD' exits with CMD's status (7, got $code)" test "$code" = 7
+
+echo "docker e2e: took $(($(date +%s) - STARTED)) s"
+finish_checks "docker e2e"
