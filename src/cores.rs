@@ -279,12 +279,13 @@ fn collect_core(
         .clone()
         .or_else(|| claim_core(pattern, info.pid, &info.command, &info.cwd));
     if let Some((held, original)) = claimed
-        && move_file(&held, dest).is_ok() {
-            return (
-                Some(dest.to_path_buf()),
-                format!("moved from {}", original.display()),
-            );
-        }
+        && move_file(&held, dest).is_ok()
+    {
+        return (
+            Some(dest.to_path_buf()),
+            format!("moved from {}", original.display()),
+        );
+    }
     (
         None,
         "a core was dumped but not found where core_pattern says".into(),

@@ -252,15 +252,8 @@ fn check_peer(stream: &UnixStream, socket_gid: Option<u32>) -> Result<(), String
 }
 
 fn user_in_group(uid: u32, gid: u32) -> bool {
-    let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) else {
-        return false;
-    };
-    let Ok(name) = std::ffi::CString::new(user.name) else {
-        return false;
-    };
-    nix::unistd::getgrouplist(&name, user.gid)
-        .map(|gs| gs.iter().any(|g| g.as_raw() == gid))
-        .unwrap_or(false)
+    crate::sys::users::user_by_uid(uid)
+        .is_some_and(|u| crate::sys::users::groups_of(&u.name, u.gid).contains(&gid))
 }
 
 type Writer = tokio::net::unix::OwnedWriteHalf;

@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use nix::sys::resource::Resource;
-use nix::unistd::{Gid, Group, Uid, User};
+use nix::unistd::{Gid, Uid};
 use toml::de::{DeTable, DeValue};
 
 use super::reader::{Reader, Value, get, join};
@@ -14,6 +14,7 @@ use super::{
     Backoff, Condition, ConsoleMode, InitSettings, Kind, LogSettings, OnExhausted, ProgramSpec,
     ReadyCheck, ReadyProbe, RestartPolicy, RlimitSetting, RunAs, StderrMode,
 };
+use crate::sys::users::{self, UserEntry};
 
 const INIT_KEYS: &[&str] = &[
     "stop_timeout",
@@ -505,14 +506,14 @@ fn read_run_as(
     };
     if let Some((name, span)) = &user {
         match resolve_user(name) {
-            Ok((uid, entry)) => {
+            Some((uid, entry)) => {
                 run_as.uid = Some(uid);
                 match entry {
                     Some(u) => {
-                        run_as.gid = Some(u.gid.as_raw());
-                        run_as.groups = Some(supplementary_groups(&u));
+                        run_as.gid = Some(u.gid);
+                        run_as.groups = Some(users::groups_of(&u.name, u.gid));
                         run_as.user_name = Some(u.name.clone());
-                        run_as.home = Some(u.dir.clone());
+                        run_as.home = Some(u.home.clone());
                     }
                     None => {
                         // A bare uid with no passwd entry: as Docker does, primary group 0 and
@@ -522,7 +523,7 @@ fn read_run_as(
                     }
                 }
             }
-            Err(()) => r.error(
+            None => r.error(
                 span,
                 &join(path, "user"),
                 format!("unknown user {name:?}"),
@@ -580,15 +581,12 @@ fn check_privileges(
     }
 }
 
-fn resolve_user(name: &str) -> Result<(u32, Option<User>), ()> {
+/// A user by name or numeric id: its uid, and its passwd entry when it has one.
+fn resolve_user(name: &str) -> Option<(u32, Option<UserEntry>)> {
     if let Ok(uid) = name.parse::<u32>() {
-        let entry = User::from_uid(Uid::from_raw(uid)).ok().flatten();
-        return Ok((uid, entry));
+        return Some((uid, users::user_by_uid(uid)));
     }
-    match User::from_name(name) {
-        Ok(Some(u)) => Ok((u.uid.as_raw(), Some(u))),
-        _ => Err(()),
-    }
+    users::user_by_name(name).map(|u| (u.uid, Some(u)))
 }
 
 /// Resolves a group name or numeric id; `None` when no such group exists.
@@ -596,19 +594,7 @@ pub fn resolve_group(name: &str) -> Option<u32> {
     if let Ok(gid) = name.parse::<u32>() {
         return Some(gid);
     }
-    match Group::from_name(name) {
-        Ok(Some(g)) => Some(g.gid.as_raw()),
-        _ => None,
-    }
-}
-
-fn supplementary_groups(user: &User) -> Vec<u32> {
-    let Ok(cname) = std::ffi::CString::new(user.name.as_bytes()) else {
-        return vec![user.gid.as_raw()];
-    };
-    nix::unistd::getgrouplist(&cname, user.gid)
-        .map(|gs| gs.into_iter().map(Gid::as_raw).collect())
-        .unwrap_or_else(|_| vec![user.gid.as_raw()])
+    users::group_by_name(name)
 }
 
 fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Option<ReadyCheck> {

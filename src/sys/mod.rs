@@ -4,3 +4,4 @@
 pub mod init;
 pub mod reap;
 pub mod signals;
+pub mod users;
