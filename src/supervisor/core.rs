@@ -214,8 +214,6 @@ pub struct Core {
     shutdown: Option<Shutdown>,
     /// Restarts by hand whose programs come back up together once all are down.
     restart_sets: Vec<Vec<usize>>,
-    /// Processes reaped that belonged to no program.
-    pub orphans_reaped: u64,
 }
 
 impl Core {
@@ -233,7 +231,6 @@ impl Core {
             init: config.init.clone(),
             shutdown: None,
             restart_sets: Vec::new(),
-            orphans_reaped: 0,
         }
     }
 
@@ -271,6 +268,19 @@ impl Core {
             .filter(|s| !s.killed)
             .map(|s| s.deadline);
         programs.chain(shutdown).min()
+    }
+
+    /// Whether `pid` is a program's main process or `finish` hook (anything else reaped is an
+    /// orphan the core has nothing to decide about).
+    pub fn owns_pid(&self, pid: i32) -> bool {
+        self.owner_of(pid).is_some()
+    }
+
+    fn owner_of(&self, pid: i32) -> Option<usize> {
+        self.programs.iter().position(|p| {
+            p.phase.pid() == Some(pid)
+                || matches!(p.phase, Phase::Finishing { pid: Some(h), .. } if h == pid)
+        })
     }
 
     /// Programs whose leader is gone and whose group must be checked for emptiness.
@@ -412,11 +422,7 @@ impl Core {
     }
 
     fn reaped(&mut self, pid: i32, exit: Exit, now: Instant, acts: &mut Vec<Action>) {
-        let Some(i) = self.programs.iter().position(|p| {
-            p.phase.pid() == Some(pid)
-                || matches!(p.phase, Phase::Finishing { pid: Some(h), .. } if h == pid)
-        }) else {
-            self.orphans_reaped += 1;
+        let Some(i) = self.owner_of(pid) else {
             return;
         };
         if let Phase::Finishing { then, .. } = self.programs[i].phase {

@@ -93,6 +93,8 @@ pub struct Runner {
     pub(super) seq: u64,
     /// Where the kernel writes cores (read once at start).
     core_pattern: CorePattern,
+    /// Processes reaped that belonged to no program.
+    orphans_reaped: u64,
 }
 
 impl Runner {
@@ -120,6 +122,7 @@ impl Runner {
             events,
             seq: 0,
             core_pattern: CorePattern::read(),
+            orphans_reaped: 0,
         }
     }
 
@@ -202,12 +205,26 @@ impl Runner {
         let mut reaped = std::mem::take(&mut self.reaped);
         reaped.clear();
         reap_exited(&mut reaped);
+        let mut orphans = 0u64;
         for &(pid, exit) in &reaped {
             if let Some(prog) = self.exec_probe_owner(pid) {
                 self.exec_probe_ended(prog, exit);
-            } else {
+            } else if self.core.owns_pid(pid) {
                 self.feed(Input::Reaped { pid, exit });
+            } else {
+                // An orphan (or a program's child): reaped, counted, nothing to decide. A burst
+                // of thousands costs one waitpid each and no trip through the core.
+                orphans += 1;
             }
+        }
+        if orphans > 0 {
+            self.orphans_reaped += orphans;
+            debug!(
+                "reaped {orphans} orphaned processes ({} so far)",
+                self.orphans_reaped
+            );
+            // Their deaths may have emptied a program's process group.
+            self.feed_group_changes();
         }
         self.reaped = reaped;
     }
@@ -239,17 +256,27 @@ impl Runner {
                     self.execute(action, &mut queue);
                 }
             }
-            queue.extend(
-                self.core
-                    .draining_groups()
-                    .filter(|&(_, pgid)| !group_exists(pgid))
-                    .map(|(prog, _)| Input::GroupGone { prog }),
-            );
+            queue.extend(self.emptied_groups());
             if queue.is_empty() {
                 break;
             }
         }
         self.cancel_stale_probes();
+    }
+
+    /// `GroupGone` for every program whose leader is gone and whose group is now empty.
+    fn emptied_groups(&self) -> Vec<Input> {
+        self.core
+            .draining_groups()
+            .filter(|&(_, pgid)| !group_exists(pgid))
+            .map(|(prog, _)| Input::GroupGone { prog })
+            .collect()
+    }
+
+    fn feed_group_changes(&mut self) {
+        for input in self.emptied_groups() {
+            self.feed(input);
+        }
     }
 
     fn execute(&mut self, action: Action, queue: &mut VecDeque<Input>) {
