@@ -5,13 +5,31 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
+/// The longest duration accepted: deadlines are instants, and `now + d` must not overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(3_155_760_000); // 100 years of 365.25 days
+
 /// Parses a duration such as `"500ms"`, `"9s"`, `"1m 30s"` (humantime's syntax); `"0"` is zero.
+/// At most [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if s == "0" {
         return Ok(Duration::ZERO);
     }
-    humantime::parse_duration(s).map_err(|e| format!("{e}"))
+    // humantime panics on numbers near u64::MAX (its carry into seconds overflows); no sane
+    // duration needs more than 12 digits in one number.
+    let longest_number = s
+        .split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    if longest_number > 12 {
+        return Err("the number is too large".into());
+    }
+    let d = humantime::parse_duration(s).map_err(|e| format!("{e}"))?;
+    if d > MAX_DURATION {
+        return Err("longer than 100 years".into());
+    }
+    Ok(d)
 }
 
 /// Parses a byte size such as `"10MiB"`, `"512k"`, `"1 GB"` or `"4096"`.
@@ -74,6 +92,13 @@ mod tests {
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
         assert_eq!(parse_duration("0s").unwrap(), Duration::ZERO);
         assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("18446744073709551615s1000ms").is_err());
+        assert!(parse_duration("300000000000y").is_err());
+        assert!(parse_duration("101y").is_err());
+        assert_eq!(
+            parse_duration("100y").unwrap(),
+            Duration::from_secs(3_155_760_000)
+        );
         assert!(parse_duration("5").is_err());
     }
 

@@ -92,7 +92,8 @@ impl Framer {
             Some(0) => (MAX_LINE, false),
             Some(at) => (at, true),
             None if complete > 0 => (complete, true),
-            None if data.len() >= MAX_LINE => (MAX_LINE, false),
+            // Exactly MAX_LINE pending may still be a whole line: wait for one more byte.
+            None if data.len() > MAX_LINE => (MAX_LINE, false),
             None => return None,
         };
         let block = &self.buf[self.start..self.start + len];

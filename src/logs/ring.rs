@@ -97,6 +97,9 @@ impl Ring {
     /// The last `n` lines, oldest first, with their stream.
     pub fn last_lines(&self, n: usize) -> Vec<(Stream, Vec<u8>)> {
         let mut out = Vec::new();
+        if n == 0 {
+            return out;
+        }
         let mut end = self.bytes.len();
         for &(stream, len) in self.segments.iter().rev() {
             let start = end - len;
