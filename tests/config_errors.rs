@@ -186,10 +186,11 @@ fn errors(stderr: &str) -> Vec<String> {
         if let Some(e) = line.strip_prefix("error: ") {
             out.push(e.to_string());
         } else if line.starts_with(' ')
-            && let Some(last) = out.last_mut() {
-                last.push('\n');
-                last.push_str(line.trim());
-            }
+            && let Some(last) = out.last_mut()
+        {
+            last.push('\n');
+            last.push_str(line.trim());
+        }
     }
     out
 }

@@ -338,10 +338,11 @@ impl Init {
 impl Drop for Init {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take()
-            && self.status.is_none() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+            && self.status.is_none()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         if std::thread::panicking() {
             eprintln!(
                 "---- ctrlinit output ----\n{}\n-------------------------",
