@@ -379,6 +379,12 @@ async fn wait_for(
                 message: "condition holds".into(),
             });
         }
+        // Checked here too: while events keep coming, the timeout below never fires.
+        if tokio::time::Instant::now() >= deadline {
+            return Ok(Response::Error {
+                error: format!("timed out after {timeout:?}: {}", unmet.join(", ")),
+            });
+        }
         match tokio::time::timeout_at(deadline, events.recv()).await {
             Err(_) => {
                 return Ok(Response::Error {
@@ -458,8 +464,17 @@ async fn change(
             )
             .await;
         }
-        match tokio::time::timeout_at(deadline, events.recv()).await {
-            Err(_) => {
+        // Checked here too: while events keep coming, the timeout below never fires.
+        let timed_out = tokio::time::Instant::now() >= deadline;
+        let next = if timed_out {
+            Err(())
+        } else {
+            tokio::time::timeout_at(deadline, events.recv())
+                .await
+                .map_err(|_| ())
+        };
+        match next {
+            Err(()) => {
                 let error = format!(
                     "timed out after {timeout:?} waiting for {}",
                     pending.join(", ")

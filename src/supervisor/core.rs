@@ -1034,6 +1034,16 @@ impl Core {
         }
         let config = pending.config.clone();
         self.pending_reload = None;
+        // Restarts by hand under way survive the switch: their sets are kept by name.
+        let sets_by_name: Vec<Vec<String>> = self
+            .restart_sets
+            .iter()
+            .map(|set| {
+                set.iter()
+                    .map(|&i| self.programs[i].name().to_string())
+                    .collect()
+            })
+            .collect();
         let mut old: Vec<Option<Program>> = std::mem::take(&mut self.programs)
             .into_iter()
             .map(Some)
@@ -1061,7 +1071,16 @@ impl Core {
         }
         self.graph = Graph::new(&config.programs);
         self.init = config.init.clone();
-        self.restart_sets.clear();
+        self.restart_sets = sets_by_name
+            .iter()
+            .map(|set| {
+                set.iter()
+                    .filter_map(|name| self.index_of(name))
+                    .filter(|i| !fresh.contains(i))
+                    .collect::<Vec<usize>>()
+            })
+            .filter(|set| !set.is_empty())
+            .collect();
         acts.push(Action::Reloaded);
         for i in fresh {
             if self.programs[i].spec.autostart {

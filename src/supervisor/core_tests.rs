@@ -617,3 +617,37 @@ fn no_deadline_when_idle() {
         "an idle supervisor must not wake up"
     );
 }
+
+#[test]
+fn a_reload_does_not_cancel_a_restart_by_hand_under_way() {
+    let mut sim = Sim::new(vec![svc("stubborn", &[]), svc("other", &[])]);
+    let pid = sim.pid("stubborn");
+    sim.input(Input::Restart(vec![sim.idx("stubborn")]));
+    assert_eq!(sim.state("stubborn"), State::Stopping);
+    // An unchanged reload is applied at once, while the restart still waits for the stop.
+    let config = Config {
+        init: InitSettings::default(),
+        programs: sim
+            .core
+            .programs()
+            .iter()
+            .map(|p| p.spec.as_ref().clone())
+            .collect(),
+        warnings: vec![],
+    };
+    sim.input(Input::Reload(Box::new(config)));
+    assert!(!sim.core.reload_pending());
+    sim.input(Input::Reaped {
+        pid,
+        exit: Exit::Signal {
+            sig: 15,
+            core_dumped: false,
+        },
+    });
+    assert_eq!(
+        sim.state("stubborn"),
+        State::Running,
+        "the restart must complete"
+    );
+    assert_ne!(sim.pid("stubborn"), pid);
+}

@@ -570,6 +570,11 @@ impl Runner {
     /// Every program is down: stop stray processes (TERM, then KILL at `deadline`), reap them,
     /// and return the exit status.
     async fn finish(&mut self, signals: &mut Signals, code: i32, deadline: Instant) -> i32 {
+        // Let connection tasks deliver answers already decided (`ctrlinit shutdown` with
+        // nothing to stop ends here at once).
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
         let mut scratch = Vec::new();
         if reap_exited(&mut scratch) == Children::None {
             info!("all programs stopped; exiting with status {code}");
