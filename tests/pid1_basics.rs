@@ -117,3 +117,44 @@ command = ["/bin/sh", "-c", "i=0; while [ $i -lt 1000 ]; do (sleep 0.2 &) ; i=$(
         start.elapsed()
     );
 }
+
+#[test]
+fn exec_failures_report_the_os_error_and_shell_statuses() {
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.ghost]
+command = ["/nonexistent/ghost"]
+max_restarts = 0
+on_exhausted = "stop"
+
+[program.noexec]
+command = ["{dir}/conf.d/a.toml"]
+max_restarts = 0
+on_exhausted = "stop"
+
+[program.viapath]
+command = ["no-such-program-anywhere"]
+max_restarts = 0
+on_exhausted = "stop"
+"#,
+        )
+        .start();
+    init.wait_for_line(r#"ghost: cannot execute "/nonexistent/ghost": No such file or directory (os error 2) (exit status 127)"#);
+    init.wait_for_line("Permission denied (os error 13) (exit status 126)");
+    init.wait_for_line(r#"viapath: cannot execute "no-such-program-anywhere": No such file or directory"#);
+    for (name, code) in [("ghost", 127), ("noexec", 126), ("viapath", 127)] {
+        let (rc, out) = init.ctl(&["status", "--wait", &format!("{name}=stopped"), "--timeout", "10s"]);
+        assert_eq!(rc, 0, "{out}");
+        let (_, json) = init.ctl(&["status", "--json", name]);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v[0]["last_exit"]["code"], code, "{json}");
+    }
+}
+
+#[test]
+fn a_missing_double_dash_program_exits_127() {
+    let mut init = init().arg("--").arg("/no/such/binary").start();
+    assert_eq!(init.wait_exit(DEADLINE), 127);
+}

@@ -1,21 +1,23 @@
 //! The one place that creates processes.
 //!
-//! Everything the child needs (argv, environment, ids, limits) is built before the fork; the
-//! child then only makes async-signal-safe system calls: `setsid`, signal dispositions back to
-//! default, `umask`, `setrlimit`, `setgroups` → `setgid` → `setuid` (that order, or root's
-//! supplementary groups survive), close-on-exec for every inherited descriptor, and last an empty
-//! signal mask. std's `Command` does the fork and the stdio plumbing, and reports exec errors
-//! through a close-on-exec pipe, so a missing binary is known before `spawn` returns.
+//! Everything the child needs (argv, environment, the executable's candidate paths, ids, limits,
+//! descriptors) is built before the fork; the child then only makes async-signal-safe system
+//! calls (see [`child`](super::child)). `spawn` returns as soon as the fork did: it does not wait
+//! for the child to exec, so a child that the scheduler is slow to run never holds up the
+//! supervisor. Whether the exec worked is reported through a close-on-exec pipe: end of file means
+//! the exec happened; four bytes are the errno of a failed exec, after which the child exits
+//! with 127 (not found) or 126 (not executable), like a shell.
 //!
-//! The returned child is never waited for through std: ctrlinit's own `waitpid(-1)` loop reaps it.
+//! The child is reaped by ctrlinit's own `waitpid(-1)` loop, like every other process.
 
-use std::ffi::OsString;
-use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::CommandExt;
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
+use nix::fcntl::OFlag;
+
+use super::child::{ChildPlan, RawLimit, run_child};
 use crate::config::{RlimitSetting, RunAs};
 use crate::process::Exit;
 
@@ -28,16 +30,6 @@ pub enum Output {
     Fd(OwnedFd),
     /// `/dev/null`.
     Null,
-}
-
-impl Output {
-    fn into_stdio(self) -> Stdio {
-        match self {
-            Output::Inherit => Stdio::inherit(),
-            Output::Fd(fd) => Stdio::from(fd),
-            Output::Null => Stdio::null(),
-        }
-    }
 }
 
 /// Everything needed to start one process.
@@ -63,136 +55,181 @@ pub struct Launch<'a> {
     pub stderr: Output,
 }
 
-/// Why a spawn failed, with the status a shell would give.
+/// Why a spawn failed before any process existed, with the status a shell would give.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpawnError {
-    /// 127 (not found) or 126 (not executable or not permitted).
+    /// 127 (not found) or 126 (not executable, or the setup failed).
     pub exit: Exit,
     /// The OS error.
     pub message: String,
 }
 
-/// A limit as the child applies it: resource, soft, hard.
-type RawLimit = (libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t);
+/// A started child.
+#[derive(Debug)]
+pub struct Spawned {
+    /// Its pid (also its process group and session).
+    pub pid: i32,
+    /// Read end of the exec-status pipe: end of file once the exec happened, or the errno of a
+    /// failed exec (4 bytes, native endian).
+    pub exec_status: OwnedFd,
+}
 
-/// Starts a process in its own session and process group; returns its pid.
-pub fn spawn(launch: Launch<'_>) -> Result<i32, SpawnError> {
-    let mut cmd = Command::new(&launch.argv[0]);
-    cmd.args(&launch.argv[1..])
-        .env_clear()
-        .envs(launch.env)
-        .stdin(Stdio::null())
-        .stdout(launch.stdout.into_stdio())
-        .stderr(launch.stderr.into_stdio());
-    if let Some(dir) = launch.workdir {
-        cmd.current_dir(dir);
+/// The exit status of a child whose exec failed with `errno`.
+pub fn exec_failure_status(errno: i32) -> i32 {
+    if errno == libc::ENOENT || errno == libc::ENOTDIR {
+        127
+    } else {
+        126
     }
-    let limits = raw_limits(launch.rlimits, launch.core_dumps);
-    let umask = launch.umask;
-    let rtmax = libc::SIGRTMAX();
-    // Only root can set supplementary groups; a non-root ctrlinit may only run programs as
-    // itself (the config check enforces that), so it keeps its groups.
+}
+
+/// Starts a process in its own session and process group.
+pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
+    let setup_error = |what: &str, e: &dyn std::fmt::Display| SpawnError {
+        exit: Exit::Code(126),
+        message: format!("{}: {what}: {e}", launch.argv[0]),
+    };
+    let cstring = |bytes: Vec<u8>| {
+        CString::new(bytes).map_err(|e| setup_error("a NUL byte in an argument or variable", &e))
+    };
+
+    let argv: Vec<CString> = launch
+        .argv
+        .iter()
+        .map(|a| cstring(a.clone().into_bytes()))
+        .collect::<Result<_, _>>()?;
+    let path_var = launch
+        .env
+        .iter()
+        .find(|(k, _)| k.as_bytes() == b"PATH")
+        .map(|(_, v)| v.as_bytes().to_vec());
+    let candidates = executable_candidates(&launch.argv[0], path_var.as_deref())
+        .into_iter()
+        .map(cstring)
+        .collect::<Result<Vec<_>, _>>()?;
+    let envp: Vec<CString> = launch
+        .env
+        .into_iter()
+        .map(|(k, v)| {
+            let mut kv = k.into_vec();
+            kv.push(b'=');
+            kv.extend(v.into_vec());
+            cstring(kv)
+        })
+        .collect::<Result<_, _>>()?;
+    let workdir = launch
+        .workdir
+        .map(|d| cstring(d.as_os_str().as_bytes().to_vec()))
+        .transpose()?;
+
+    let null = || {
+        nix::fcntl::open(
+            "/dev/null",
+            OFlag::O_RDWR | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )
+        .map_err(|e| setup_error("cannot open /dev/null", &e))
+    };
+    let stdin = null()?;
+    let to_fd = |o: Output| -> Result<Option<OwnedFd>, SpawnError> {
+        match o {
+            Output::Inherit => Ok(None),
+            Output::Fd(fd) => Ok(Some(fd)),
+            Output::Null => null().map(Some),
+        }
+    };
+    let stdout = to_fd(launch.stdout)?;
+    let stderr = to_fd(launch.stderr)?;
+    let (status_r, status_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC)
+        .map_err(|e| setup_error("cannot create a pipe", &e))?;
+
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    let groups: Option<Vec<libc::gid_t>> = launch.run_as.groups.clone().filter(|_| root);
-    let gid = launch.run_as.gid;
-    let uid = launch.run_as.uid;
-    let child_setup = move || -> io::Result<()> {
-        // SAFETY (for every call below): this runs in the forked child between fork and exec,
-        // where only async-signal-safe functions may be called. Each call is a plain system
-        // call wrapper on data built before the fork; nothing allocates or takes a lock.
-        unsafe {
-            if libc::setsid() < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            reset_signal_dispositions(rtmax);
-            if let Some(mask) = umask {
-                libc::umask(mask as libc::mode_t);
-            }
-            for &(resource, soft, hard) in &limits {
-                let lim = libc::rlimit {
-                    rlim_cur: soft,
-                    rlim_max: hard,
-                };
-                if libc::setrlimit(resource, &lim) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            if let Some(groups) = &groups
-                && libc::setgroups(groups.len(), groups.as_ptr()) < 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            if let Some(gid) = gid
-                && libc::setgid(gid) < 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            if let Some(uid) = uid
-                && libc::setuid(uid) < 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            libc::syscall(
-                libc::SYS_close_range,
-                3u32,
-                u32::MAX,
-                libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
-            );
-            // ctrlinit blocks the signals it reads through its signalfd; the program must start
-            // with an empty mask (std does not promise to clear it). Dispositions are already
-            // default, so a signal that arrives from here on acts as it would after exec.
-            let mut empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut empty);
-            if libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
-                return Err(io::Error::other("failed to clear the signal mask"));
-            }
-        }
-        Ok(())
+    let argv_ptrs = null_terminated(&argv);
+    let envp_ptrs = null_terminated(&envp);
+    let plan = ChildPlan {
+        candidates: &candidates,
+        argv: &argv_ptrs,
+        envp: &envp_ptrs,
+        workdir: workdir.as_deref(),
+        stdio: [
+            stdin.as_raw_fd(),
+            stdout
+                .as_ref()
+                .map_or(libc::STDOUT_FILENO, |f| f.as_raw_fd()),
+            stderr
+                .as_ref()
+                .map_or(libc::STDERR_FILENO, |f| f.as_raw_fd()),
+        ],
+        status_fd: status_w.as_raw_fd(),
+        umask: launch.umask,
+        limits: &raw_limits(launch.rlimits, launch.core_dumps, root),
+        // Only root can set supplementary groups; a non-root ctrlinit may only run programs as
+        // itself (the config check enforces that), so it keeps its groups.
+        groups: launch.run_as.groups.as_deref().filter(|_| root),
+        gid: launch.run_as.gid,
+        uid: launch.run_as.uid,
+        rtmax: libc::SIGRTMAX(),
     };
-    // SAFETY: `child_setup` only makes async-signal-safe calls (see above), as `pre_exec`
-    // requires of code that runs after fork in a possibly multi-threaded process.
-    unsafe {
-        cmd.pre_exec(child_setup);
-    }
-    match cmd.spawn() {
-        Ok(child) => Ok(child.id() as i32),
-        Err(e) => Err(spawn_error(&launch.argv[0], e)),
-    }
-}
-
-/// Resets every signal's disposition to default: ctrlinit installs no handlers, but it may have
-/// inherited ignored signals (SIGPIPE from Rust's runtime, SIGHUP from nohup, glibc's internal
-/// real-time signals from a parent) that must not leak into programs.
-///
-/// The raw `rt_sigaction` system call is used because glibc's wrapper refuses the two real-time
-/// signals it reserves, which a parent may still have left ignored.
-///
-/// # Safety
-/// Call only in a forked child before exec (a system call, async-signal-safe).
-unsafe fn reset_signal_dispositions(rtmax: libc::c_int) {
-    // An all-zero kernel sigaction is SIG_DFL with no flags and an empty mask, whatever the
-    // architecture's field order; 32 bytes cover every layout.
-    let default_action = [0u64; 4];
-    for sig in 1..=rtmax.max(64) {
-        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
-            continue;
+    // SAFETY: fork is called from the owner thread; the child runs only `run_child`, which makes
+    // async-signal-safe system calls on memory prepared above (no allocation, no locks) and
+    // ends in execve or _exit. The parent continues normally.
+    match unsafe { libc::fork() } {
+        -1 => Err(setup_error("cannot fork", &std::io::Error::last_os_error())),
+        0 => {
+            // SAFETY: in the child, see above; never returns.
+            unsafe { run_child(&plan) }
         }
-        // SAFETY: the kernel reads `default_action` (valid for its size) and writes nothing
-        // (null old-action pointer); errors for invalid numbers are ignored on purpose.
-        unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                sig,
-                default_action.as_ptr(),
-                std::ptr::null_mut::<u64>(),
-                8usize,
-            );
+        pid => {
+            drop(status_w);
+            Ok(Spawned {
+                pid,
+                exec_status: status_r,
+            })
         }
     }
 }
 
-fn raw_limits(rlimits: &[RlimitSetting], core_dumps: Option<bool>) -> Vec<RawLimit> {
+/// Reads the exec-status pipe without blocking: `Some(errno)` for a failed exec, `None` when the
+/// exec happened (or has not yet: then the caller waits for readability first).
+pub fn read_exec_status(fd: &OwnedFd) -> Option<i32> {
+    let mut buf = [0u8; 4];
+    match nix::unistd::read(fd, &mut buf) {
+        Ok(4) => Some(i32::from_ne_bytes(buf)),
+        _ => None,
+    }
+}
+
+/// Paths to try for `program`: itself when it contains a `/`, else each PATH directory (the
+/// program's PATH, or the default one a shell would use).
+fn executable_candidates(program: &str, path: Option<&[u8]>) -> Vec<Vec<u8>> {
+    if program.contains('/') {
+        return vec![program.as_bytes().to_vec()];
+    }
+    let path = path.unwrap_or(b"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    path.split(|&b| b == b':')
+        .map(|dir| {
+            let mut p = if dir.is_empty() {
+                b".".to_vec()
+            } else {
+                dir.to_vec()
+            };
+            p.push(b'/');
+            p.extend_from_slice(program.as_bytes());
+            p
+        })
+        .collect()
+}
+
+fn null_terminated(strings: &[CString]) -> Vec<*const libc::c_char> {
+    strings
+        .iter()
+        .map(|s| s.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect()
+}
+
+fn raw_limits(rlimits: &[RlimitSetting], core_dumps: Option<bool>, root: bool) -> Vec<RawLimit> {
     let mut out: Vec<RawLimit> = rlimits
         .iter()
         .map(|r| {
@@ -212,8 +249,6 @@ fn raw_limits(rlimits: &[RlimitSetting], core_dumps: Option<bool>) -> Vec<RawLim
         } else {
             0
         };
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
         let limit = match (on, root) {
             (true, true) => (libc::RLIM_INFINITY, libc::RLIM_INFINITY),
             (true, false) => (hard, hard),
@@ -224,13 +259,35 @@ fn raw_limits(rlimits: &[RlimitSetting], core_dumps: Option<bool>) -> Vec<RawLim
     out
 }
 
-fn spawn_error(program: &str, e: io::Error) -> SpawnError {
-    let code = match e.kind() {
-        io::ErrorKind::NotFound => 127,
-        _ => 126,
-    };
-    SpawnError {
-        exit: Exit::Code(code),
-        message: format!("{program}: {e}"),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_follow_path() {
+        assert_eq!(
+            executable_candidates("/bin/sh", None),
+            vec![b"/bin/sh".to_vec()]
+        );
+        assert_eq!(
+            executable_candidates("./x", Some(b"/a")),
+            vec![b"./x".to_vec()]
+        );
+        assert_eq!(
+            executable_candidates("api", Some(b"/opt/bin::/usr/bin")),
+            vec![
+                b"/opt/bin/api".to_vec(),
+                b"./api".to_vec(),
+                b"/usr/bin/api".to_vec()
+            ]
+        );
+        assert_eq!(executable_candidates("sh", None).len(), 6);
+    }
+
+    #[test]
+    fn exec_failures_map_to_shell_statuses() {
+        assert_eq!(exec_failure_status(libc::ENOENT), 127);
+        assert_eq!(exec_failure_status(libc::EACCES), 126);
+        assert_eq!(exec_failure_status(libc::ENOEXEC), 126);
     }
 }

@@ -41,6 +41,15 @@ pub enum Event {
         /// The run it checked.
         run: u64,
     },
+    /// A process could not exec (it exits with 127 or 126; the reaper sees that as usual).
+    ExecFailed {
+        /// What it was: `api`, `api's finish hook`, `api's readiness check`.
+        what: String,
+        /// The executable.
+        command: String,
+        /// The OS error.
+        errno: i32,
+    },
     /// Time to run an `exec` readiness check again.
     ProbeRetry {
         /// Program index.
@@ -237,6 +246,15 @@ impl Runner {
                     self.feed(Input::Ready { prog, run });
                 }
             }
+            Event::ExecFailed {
+                what,
+                command,
+                errno,
+            } => {
+                let e = std::io::Error::from_raw_os_error(errno);
+                let status = process::exec_failure_status(errno);
+                error!("{what}: cannot execute {command:?}: {e} (exit status {status})");
+            }
             Event::ProbeRetry { prog, run } => {
                 if self.probes.get(&prog).is_some_and(|p| p.run == run) {
                     self.spawn_exec_probe(prog, run);
@@ -342,8 +360,15 @@ impl Runner {
     fn spawn_program(&mut self, prog: usize) -> Input {
         let spec = self.spec(prog);
         let run = self.core.programs()[prog].run;
-        let result =
-            self.launch_logged(&spec, &spec.command, &[], Some(spec.core_dumps), Some(run));
+        let what = spec.name.clone();
+        let result = self.launch_logged(
+            what,
+            &spec,
+            &spec.command,
+            &[],
+            Some(spec.core_dumps),
+            Some(run),
+        );
         match result {
             Ok(pid) => Input::Spawned { prog, pid },
             Err(e) => Input::SpawnFailed {
@@ -357,6 +382,7 @@ impl Runner {
     /// Starts `argv` for `spec` with its stdout and stderr piped to the log thread.
     fn launch_logged(
         &self,
+        what: String,
         spec: &ProgramSpec,
         argv: &[String],
         extra_env: &[(&str, String)],
@@ -368,13 +394,13 @@ impl Runner {
             message: format!("failed to create output pipes: {e}"),
         })?;
         let (stdout_r, stdout_w, stderr_r, stderr_w) = pipes;
-        let pid = launch(
+        let pid = self.launch(
+            what,
             spec,
             argv,
             extra_env,
             core_dumps,
-            Output::Fd(stdout_w),
-            Output::Fd(stderr_w),
+            (Output::Fd(stdout_w), Output::Fd(stderr_w)),
         )?;
         let _ = self.opts.logs.send(LogCommand::Attach {
             program: spec.name.clone(),
@@ -437,7 +463,14 @@ impl Runner {
         if let Some(e) = exit {
             extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
         }
-        match self.launch_logged(&spec, argv, &extra, None, None) {
+        match self.launch_logged(
+            format!("{}'s finish hook", spec.name),
+            &spec,
+            argv,
+            &extra,
+            None,
+            None,
+        ) {
             Ok(pid) => Input::FinishSpawned { prog, pid },
             Err(e) => {
                 warn!("{}: finish hook failed to start: {}", spec.name, e.message);
@@ -486,7 +519,8 @@ impl Runner {
         let ReadyProbe::Exec(argv) = &check.probe else {
             return;
         };
-        let pid = match launch(&spec, argv, &[], None, Output::Null, Output::Null) {
+        let what = format!("{}'s readiness check", spec.name);
+        let pid = match self.launch(what, &spec, argv, &[], None, (Output::Null, Output::Null)) {
             Ok(pid) => Some(pid),
             Err(e) => {
                 debug!(
@@ -611,6 +645,38 @@ impl Runner {
         code
     }
 
+    /// Starts `argv` with `spec`'s environment, identity and limits, and watches (off the loop)
+    /// whether its exec worked; `what` names it in an exec failure message.
+    fn launch(
+        &self,
+        what: String,
+        spec: &ProgramSpec,
+        argv: &[String],
+        extra_env: &[(&str, String)],
+        core_dumps: Option<bool>,
+        (stdout, stderr): (Output, Output),
+    ) -> Result<i32, process::SpawnError> {
+        let env = process::program_env(spec, extra_env).map_err(|message| process::SpawnError {
+            exit: Exit::Code(126),
+            message,
+        })?;
+        let spawned = process::spawn(Launch {
+            argv,
+            env,
+            workdir: spec.workdir.as_deref(),
+            run_as: &spec.run_as,
+            umask: spec.umask,
+            rlimits: &spec.rlimits,
+            core_dumps,
+            stdout,
+            stderr,
+        })?;
+        let tx = self.tx.clone();
+        let command = argv[0].clone();
+        tokio::spawn(watch_exec(spawned.exec_status, what, command, tx));
+        Ok(spawned.pid)
+    }
+
     /// Where the control socket is, to remove it at exit.
     pub fn socket_path(&self) -> std::path::PathBuf {
         self.config.init.socket.clone()
@@ -626,29 +692,28 @@ async fn sleep_until(deadline: Option<Instant>) {
 }
 
 /// Starts `argv` with `spec`'s environment, identity and limits.
-fn launch(
-    spec: &ProgramSpec,
-    argv: &[String],
-    extra_env: &[(&str, String)],
-    core_dumps: Option<bool>,
-    stdout: Output,
-    stderr: Output,
-) -> Result<i32, process::SpawnError> {
-    let env = process::program_env(spec, extra_env).map_err(|message| process::SpawnError {
-        exit: Exit::Code(126),
-        message,
-    })?;
-    process::spawn(Launch {
-        argv,
-        env,
-        workdir: spec.workdir.as_deref(),
-        run_as: &spec.run_as,
-        umask: spec.umask,
-        rlimits: &spec.rlimits,
-        core_dumps,
-        stdout,
-        stderr,
-    })
+/// Waits for a child's exec-status pipe: end of file (the exec happened) ends the task at once;
+/// an errno is reported to the owner loop.
+async fn watch_exec(
+    fd: std::os::fd::OwnedFd,
+    what: String,
+    command: String,
+    tx: UnboundedSender<Event>,
+) {
+    // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open and unchanged until it is
+    // dropped at the end of this task.
+    let Ok(afd) = (unsafe { tokio::io::unix::AsyncFd::register(fd) }) else {
+        return;
+    };
+    if afd.readable().await.is_ok()
+        && let Some(errno) = process::read_exec_status(afd.get_ref())
+    {
+        let _ = tx.send(Event::ExecFailed {
+            what,
+            command,
+            errno,
+        });
+    }
 }
 
 fn log_notice(n: &Notice) {

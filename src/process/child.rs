@@ -1,0 +1,176 @@
+//! What a freshly forked child does before exec. Only async-signal-safe system calls on memory
+//! prepared by the parent: the child of a multi-threaded process may find any lock (malloc's
+//! included) held by a thread that no longer exists in it.
+//!
+//! Order: stdio onto 0/1/2, a new session (its own process group), the working directory, default
+//! signal dispositions, umask, resource limits, `setgroups` → `setgid` → `setuid` (that order, or
+//! root's supplementary groups would survive), close-on-exec on every other descriptor, an empty
+//! signal mask last (so a signal arriving from then on acts as it would after exec), then exec.
+
+/// A limit as the child applies it: resource, soft, hard.
+pub(super) type RawLimit = (libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t);
+
+/// Everything the child needs, prepared by the parent.
+pub(super) struct ChildPlan<'a> {
+    /// Paths to try, in order, as NUL-terminated strings.
+    pub candidates: &'a [std::ffi::CString],
+    /// argv, null-terminated.
+    pub argv: &'a [*const libc::c_char],
+    /// envp, null-terminated.
+    pub envp: &'a [*const libc::c_char],
+    /// Working directory.
+    pub workdir: Option<&'a std::ffi::CStr>,
+    /// Descriptors for 0, 1 and 2.
+    pub stdio: [libc::c_int; 3],
+    /// Write end of the exec-status pipe (close-on-exec).
+    pub status_fd: libc::c_int,
+    /// File mode creation mask.
+    pub umask: Option<u32>,
+    /// Resource limits.
+    pub limits: &'a [RawLimit],
+    /// Supplementary groups (root only).
+    pub groups: Option<&'a [libc::gid_t]>,
+    /// Group id.
+    pub gid: Option<u32>,
+    /// User id.
+    pub uid: Option<u32>,
+    /// Highest signal number.
+    pub rtmax: libc::c_int,
+}
+
+/// Sets the child up and execs; on any failure reports the errno through the status pipe and
+/// exits with 127 (not found) or 126.
+///
+/// # Safety
+/// Call only in a freshly forked child. Never returns.
+pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
+    // SAFETY (for the whole body): every call is a system call wrapper on memory the parent
+    // prepared before the fork and that stays valid in the child (a copy of the parent's address
+    // space); nothing allocates or locks.
+    unsafe {
+        for (target, &fd) in plan.stdio.iter().enumerate() {
+            let target = target as libc::c_int;
+            if fd == target {
+                // Already in place (inherited stdio): make sure it survives exec.
+                libc::fcntl(fd, libc::F_SETFD, 0);
+            } else if libc::dup2(fd, target) < 0 {
+                fail(plan.status_fd);
+            }
+        }
+        if libc::setsid() < 0 {
+            fail(plan.status_fd);
+        }
+        if let Some(dir) = plan.workdir
+            && libc::chdir(dir.as_ptr()) < 0
+        {
+            fail(plan.status_fd);
+        }
+        reset_signal_dispositions(plan.rtmax);
+        if let Some(mask) = plan.umask {
+            libc::umask(mask as libc::mode_t);
+        }
+        for &(resource, soft, hard) in plan.limits {
+            let lim = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(resource, &lim) < 0 {
+                fail(plan.status_fd);
+            }
+        }
+        if let Some(groups) = plan.groups
+            && libc::setgroups(groups.len(), groups.as_ptr()) < 0
+        {
+            fail(plan.status_fd);
+        }
+        if let Some(gid) = plan.gid
+            && libc::setgid(gid) < 0
+        {
+            fail(plan.status_fd);
+        }
+        if let Some(uid) = plan.uid
+            && libc::setuid(uid) < 0
+        {
+            fail(plan.status_fd);
+        }
+        // Nothing of ctrlinit's (control socket, log pipes, signalfd) may reach the program.
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+        );
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        // As execvp does: try each candidate; a missing one leads to the next, a permission
+        // problem is remembered in case nothing else is found.
+        let mut errno = libc::ENOENT;
+        for path in plan.candidates {
+            libc::execve(path.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());
+            let e = *libc::__errno_location();
+            match e {
+                libc::ENOENT | libc::ENOTDIR => {}
+                libc::EACCES => errno = e,
+                _ => {
+                    errno = e;
+                    break;
+                }
+            }
+        }
+        report(plan.status_fd, errno);
+    }
+}
+
+/// Reports the current errno and exits.
+///
+/// # Safety
+/// Child only.
+unsafe fn fail(status_fd: libc::c_int) -> ! {
+    // SAFETY: reading errno and the calls in `report` are async-signal-safe.
+    unsafe { report(status_fd, *libc::__errno_location()) }
+}
+
+/// Writes `errno` to the status pipe and exits with 127 (not found) or 126.
+///
+/// # Safety
+/// Child only.
+unsafe fn report(status_fd: libc::c_int, errno: libc::c_int) -> ! {
+    let bytes = errno.to_ne_bytes();
+    // SAFETY: write and _exit are async-signal-safe; `bytes` lives on this stack.
+    unsafe {
+        libc::write(status_fd, bytes.as_ptr().cast(), bytes.len());
+        libc::_exit(super::spawn::exec_failure_status(errno));
+    }
+}
+
+/// Resets every signal's disposition to default: ctrlinit installs no handlers, but it may have
+/// inherited ignored signals (SIGPIPE from Rust's runtime, SIGHUP from nohup, glibc's internal
+/// real-time signals from a parent) that must not leak into programs.
+///
+/// The raw `rt_sigaction` system call is used because glibc's wrapper refuses the two real-time
+/// signals it reserves, which a parent may still have left ignored.
+///
+/// # Safety
+/// Child only (a system call, async-signal-safe).
+unsafe fn reset_signal_dispositions(rtmax: libc::c_int) {
+    // An all-zero kernel sigaction is SIG_DFL with no flags and an empty mask, whatever the
+    // architecture's field order; 32 bytes cover every layout.
+    let default_action = [0u64; 4];
+    for sig in 1..=rtmax.max(64) {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: the kernel reads `default_action` (valid for its size) and writes nothing
+        // (null old-action pointer); errors for invalid numbers are ignored on purpose.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                sig,
+                default_action.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+                8usize,
+            );
+        }
+    }
+}
