@@ -127,6 +127,7 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    sys::init::ensure_stdio_open();
     sys::init::cloexec_inherited_fds();
     sys::init::one_malloc_arena();
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());

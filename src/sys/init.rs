@@ -96,3 +96,24 @@ pub fn one_malloc_arena() {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
+
+/// Opens `/dev/null` on any of fds 0, 1, 2 that is closed (an init may be started that way), so
+/// no pipe or socket of ctrlinit's ever lands on a standard descriptor number.
+pub fn ensure_stdio_open() {
+    for fd in 0..3 {
+        if nix::fcntl::fcntl(probe_fd(fd), nix::fcntl::FcntlArg::F_GETFD).is_err() {
+            // open returns the lowest free descriptor: this one.
+            let _ = nix::fcntl::open(
+                "/dev/null",
+                nix::fcntl::OFlag::O_RDWR,
+                nix::sys::stat::Mode::empty(),
+            )
+            .map(std::mem::forget);
+        }
+    }
+}
+
+fn probe_fd(fd: i32) -> std::os::fd::BorrowedFd<'static> {
+    // SAFETY: only used with F_GETFD, which is harmless on a closed descriptor (EBADF).
+    unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
+}
