@@ -18,6 +18,9 @@ use crate::process::Exit;
 /// How long a report waits for the crashed run's pipes to drain (a grandchild may hold them).
 pub const DRAIN_WAIT: Duration = Duration::from_millis(500);
 
+/// How long a report waits before doing its file work, so it never competes with the restart.
+pub const REPORT_DELAY: Duration = Duration::from_millis(20);
+
 /// Lines of output a report carries.
 pub const REPORT_LINES: usize = 50;
 

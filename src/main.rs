@@ -129,7 +129,7 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     };
     sys::init::ensure_stdio_open();
     sys::init::cloexec_inherited_fds();
-    sys::init::one_malloc_arena();
+    sys::init::two_malloc_arenas();
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());
     let load = load_options(cli, main);
     let overrides = config::Overrides::from_env(cli.socket.clone());

@@ -189,7 +189,7 @@ backoff = { initial = "0s" }
     let check = wait_for_file(&init.dir().join("check"));
     assert_eq!(check.trim(), "gone", "{}", init.output());
     assert!(init.count_lines("still running") == 0, "{}", init.output());
-    init.wait_for_line("leaky: stopping -> waiting: exit status 3");
+    init.wait_for_line("leaky: restarting at once: exit status 3");
 }
 
 /// Wall-clock nanoseconds written by `date +%s%N` into `path` (one per line); the n-th.

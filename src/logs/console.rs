@@ -30,6 +30,7 @@ pub fn start() -> (Sender<Vec<u8>>, JoinHandle<()>) {
 }
 
 fn write_all(mut rx: Receiver<Vec<u8>>) {
+    crate::sys::init::lower_thread_priority();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     while let Some(buf) = rx.blocking_recv() {

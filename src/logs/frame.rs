@@ -3,15 +3,21 @@
 //! A pump reads into [`Framer::spare`], reports the bytes with [`Framer::filled`] and takes
 //! [`Block`]s until none is left. A block is either a run of complete lines, ending with `\n`, found
 //! with one `memrchr` — sinks write it with one call — or one piece of a line longer than
-//! [`MAX_LINE`] (found by one `memchr` scan, only when the block is longer than that), or the
-//! unterminated last line at end of file. The partial line at the end of a read
+//! [`MAX_LINE`] (found with a backward search per 64 KiB window, only when the block is longer than
+//! that), or the unterminated last line at end of file. The partial line at the end of a read
 //! stays in the buffer and is moved to its front before the next read (it is short, usually).
 
 /// Longest line kept whole; longer lines are split into pieces of this size.
 pub const MAX_LINE: usize = 64 * 1024;
 
-/// Bytes asked for per read.
-pub const READ_CHUNK: usize = 256 * 1024;
+/// Bytes asked for per read, once a program writes a lot.
+pub const READ_CHUNK: usize = 1024 * 1024;
+
+/// The buffer a pump starts with.
+const FIRST_BUFFER: usize = 4096;
+
+/// The largest buffer: a full read plus the longest partial line it may follow.
+const FULL_BUFFER: usize = READ_CHUNK + MAX_LINE;
 
 /// A piece of output ready for the sinks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,8 +66,13 @@ impl Framer {
 
     /// Space to read into (compacting the partial line to the front first).
     pub fn spare(&mut self) -> &mut [u8] {
+        // Start small (a quiet program, or a pipe only read for its end of file, costs a page),
+        // and grow by 4x whenever a read filled all the space there was.
         if self.buf.is_empty() {
-            self.buf = vec![0; READ_CHUNK + MAX_LINE];
+            self.buf = vec![0; FIRST_BUFFER];
+        } else if self.end == self.buf.len() && self.buf.len() < FULL_BUFFER {
+            let grown = (self.buf.len() * 4).min(FULL_BUFFER);
+            self.buf.resize(grown, 0);
         }
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
@@ -124,13 +135,18 @@ impl Framer {
 }
 
 /// Where the first line longer than [`MAX_LINE`] starts in `data` (whole lines).
+///
+/// Jumps window by window instead of visiting every newline: the last newline within
+/// `MAX_LINE + 1` bytes of a line start proves every line up to it short enough, so a block of
+/// short lines costs one backward `memrchr` per 64 KiB (a few per read), not one call per line.
 fn first_long_line(data: &[u8]) -> Option<usize> {
     let mut line_start = 0;
-    for nl in memchr::memchr_iter(b'\n', data) {
-        if nl - line_start > MAX_LINE {
-            return Some(line_start);
+    while line_start < data.len() {
+        let window_end = (line_start + MAX_LINE + 1).min(data.len());
+        match memchr::memrchr(b'\n', &data[line_start..window_end]) {
+            Some(nl) => line_start += nl + 1,
+            None => return Some(line_start),
         }
-        line_start = nl + 1;
     }
     None
 }
@@ -139,22 +155,43 @@ fn first_long_line(data: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
 
-    /// Feeds `chunks` through a framer; returns every line as the sinks would see it.
+    /// Feeds `chunks` through a framer (as reads of at most the space it offers); returns every
+    /// line as the sinks would see it.
     fn run(chunks: &[&[u8]]) -> Vec<Vec<u8>> {
         let mut f = Framer::new();
         let mut out = Vec::new();
         for chunk in chunks {
-            let spare = f.spare();
-            spare[..chunk.len()].copy_from_slice(chunk);
-            f.filled(chunk.len());
-            while let Some(b) = f.next_block() {
-                out.extend(b.lines().map(<[u8]>::to_vec));
+            let mut rest: &[u8] = chunk;
+            while !rest.is_empty() {
+                let spare = f.spare();
+                let n = spare.len().min(rest.len());
+                spare[..n].copy_from_slice(&rest[..n]);
+                f.filled(n);
+                rest = &rest[n..];
+                while let Some(b) = f.next_block() {
+                    out.extend(b.lines().map(<[u8]>::to_vec));
+                }
             }
         }
         if let Some(b) = f.finish() {
             out.extend(b.lines().map(<[u8]>::to_vec));
         }
         out
+    }
+
+    #[test]
+    fn the_buffer_starts_small_and_grows_for_chatty_programs() {
+        let mut f = Framer::new();
+        assert_eq!(f.spare().len(), FIRST_BUFFER);
+        let n = f.spare().len();
+        f.filled(n);
+        assert_eq!(
+            f.spare().len(),
+            3 * FIRST_BUFFER,
+            "a full read grows the buffer 4x"
+        );
+        let lines = run(&[&b"0123456789\n".repeat(200_000)]);
+        assert_eq!(lines.len(), 200_000);
     }
 
     #[test]
@@ -196,6 +233,21 @@ mod tests {
         assert_eq!(lines[2].len(), 10);
         assert_eq!(lines[3], b"after");
         assert_eq!(lines[..3].concat(), long);
+    }
+
+    #[test]
+    fn long_lines_are_found_among_short_ones() {
+        let mut data = b"short\n".repeat(20_000);
+        assert_eq!(first_long_line(&data), None);
+        let at = data.len();
+        data.extend(vec![b'y'; MAX_LINE + 1]);
+        data.push(b'\n');
+        data.extend(b"tail\n");
+        assert_eq!(first_long_line(&data), Some(at));
+        // Exactly MAX_LINE is not too long.
+        let mut exact = vec![b'z'; MAX_LINE];
+        exact.push(b'\n');
+        assert_eq!(first_long_line(&exact), None);
     }
 
     #[test]

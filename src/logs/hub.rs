@@ -103,6 +103,7 @@ pub(super) struct Shared {
 
 /// Runs the log thread until [`Command::Shutdown`].
 pub(super) fn run(config: Arc<Config>, dirs: Dirs, rx: UnboundedReceiver<Command>) {
+    crate::sys::init::lower_thread_priority();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -484,6 +485,9 @@ async fn crash_report(shared: Rc<Shared>, info: Box<cores::CrashInfo>) {
     let Some(crash_dir) = shared.dirs.crash_dir.clone() else {
         return;
     };
+    // The restart that follows a crash needs the CPU first (on a small machine the report's
+    // file work would compete with the new process's exec): the report waits a moment.
+    tokio::time::sleep(cores::REPORT_DELAY).await;
     let p = program_log(&shared, &info.program);
     let pending = p.runs.borrow().get(&info.run).map(|r| r.done.subscribe());
     if let Some(mut done) = pending {

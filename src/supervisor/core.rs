@@ -609,12 +609,14 @@ impl Core {
                     fmt_duration(spec.restart_window),
                     fmt_duration(delay)
                 );
-                let phase = if delay.is_zero() {
-                    Phase::Waiting
+                if delay.is_zero() {
+                    // No backoff state to show: say why it restarts, then restart.
+                    let msg = format!("{}: restarting at once: {why}", spec.name);
+                    self.notice(Some(i), Level::Warn, None, msg, acts);
+                    self.set_phase(i, Phase::Waiting, now, String::new(), acts);
                 } else {
-                    Phase::Backoff { until: now + delay }
-                };
-                self.set_phase(i, phase, now, why, acts);
+                    self.set_phase(i, Phase::Backoff { until: now + delay }, now, why, acts);
+                }
             }
             Verdict::Exhausted { in_window } => self.exhausted(i, in_window, &how, now, acts),
         }

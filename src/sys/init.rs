@@ -87,13 +87,14 @@ pub fn group_exists(pgid: i32) -> bool {
     !matches!(kill(Pid::from_raw(-pgid), None), Err(Errno::ESRCH))
 }
 
-/// Keeps glibc's allocator to one arena. Each thread would otherwise get its own arena (64 MiB
-/// reserved, a few pages touched each) — a cost at idle for no gain: ctrlinit's three threads
-/// allocate little and rarely at once.
-pub fn one_malloc_arena() {
+/// Keeps glibc's allocator to two arenas: the supervisor's thread keeps the main arena to
+/// itself (so it never waits for the log thread's allocator lock on a restart), and the log and
+/// console threads share a second one instead of getting one each (each arena costs pages at
+/// idle for no gain).
+pub fn two_malloc_arenas() {
     // SAFETY: mallopt only sets an allocator parameter; called before any thread exists.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_ARENA_MAX, 2);
     }
 }
 
@@ -116,4 +117,17 @@ pub fn ensure_stdio_open() {
 fn probe_fd(fd: i32) -> std::os::fd::BorrowedFd<'static> {
     // SAFETY: only used with F_GETFD, which is harmless on a closed descriptor (EBADF).
     unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
+}
+
+/// Lowers the calling thread's scheduling priority a little. The log and console threads call
+/// it: when the CPUs are contended, a restart (fork, exec) and the supervisor's decisions go
+/// first, and output waits (programs block on their pipes, which is the back-pressure the log
+/// path is built around anyway).
+pub fn lower_thread_priority() {
+    // SAFETY: gettid and setpriority take plain integers; on Linux PRIO_PROCESS with a thread id
+    // sets that thread's nice value only.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 5);
+    }
 }
