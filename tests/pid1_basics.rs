@@ -143,9 +143,17 @@ on_exhausted = "stop"
         .start();
     init.wait_for_line(r#"ghost: cannot execute "/nonexistent/ghost": No such file or directory (os error 2) (exit status 127)"#);
     init.wait_for_line("Permission denied (os error 13) (exit status 126)");
-    init.wait_for_line(r#"viapath: cannot execute "no-such-program-anywhere": No such file or directory"#);
+    init.wait_for_line(
+        r#"viapath: cannot execute "no-such-program-anywhere": No such file or directory"#,
+    );
     for (name, code) in [("ghost", 127), ("noexec", 126), ("viapath", 127)] {
-        let (rc, out) = init.ctl(&["status", "--wait", &format!("{name}=stopped"), "--timeout", "10s"]);
+        let (rc, out) = init.ctl(&[
+            "status",
+            "--wait",
+            &format!("{name}=stopped"),
+            "--timeout",
+            "10s",
+        ]);
         assert_eq!(rc, 0, "{out}");
         let (_, json) = init.ctl(&["status", "--json", name]);
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
