@@ -1,12 +1,13 @@
 //! The one place that creates processes.
 //!
 //! Everything the child needs (argv, environment, the executable's candidate paths, ids, limits,
-//! descriptors) is built before the fork; the child then only makes async-signal-safe system
-//! calls (see [`child`](super::child)). `spawn` returns as soon as the fork did: it does not wait
-//! for the child to exec, so a child that the scheduler is slow to run never holds up the
-//! supervisor. Whether the exec worked is reported through a close-on-exec pipe: end of file means
-//! the exec happened; four bytes are the errno of a failed exec, after which the child exits
-//! with 127 (not found) or 126 (not executable), like a shell.
+//! descriptors) is built before the child exists; the child then only makes async-signal-safe
+//! system calls (see [`child`](super::child)). The child is created as posix_spawn creates one,
+//! sharing the address space until its exec (no page-table copy, no copy-on-write faults), so
+//! `spawn` returns once the child has exec'd: a few system calls. Whether the exec worked is
+//! reported through a close-on-exec pipe: end of file means the exec happened; four bytes are the
+//! errno of a failed exec, after which the child exits with 127 (not found) or 126 (not
+//! executable), like a shell.
 //!
 //! The child is reaped by ctrlinit's own `waitpid(-1)` loop, like every other process.
 
@@ -171,22 +172,49 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         uid: launch.run_as.uid,
         rtmax: libc::SIGRTMAX(),
     };
-    // SAFETY: fork is called from the owner thread; the child runs only `run_child`, which makes
-    // async-signal-safe system calls on memory prepared above (no allocation, no locks) and
-    // ends in execve or _exit. The parent continues normally.
-    match unsafe { libc::fork() } {
-        -1 => Err(setup_error("cannot fork", &std::io::Error::last_os_error())),
-        0 => {
-            // SAFETY: in the child, see above; never returns.
-            unsafe { run_child(&plan) }
-        }
-        pid => {
-            drop(status_w);
-            Ok(Spawned {
-                pid,
-                exec_status: status_r,
-            })
-        }
+    let pid = clone_and_run(&plan).map_err(|e| setup_error("cannot create a process", &e))?;
+    drop(status_w);
+    Ok(Spawned {
+        pid,
+        exec_status: status_r,
+    })
+}
+
+/// Stack for the child until it execs (it only makes system calls, so little is needed).
+const CHILD_STACK: usize = 64 * 1024;
+
+/// Creates the child as posix_spawn does: `clone(CLONE_VM | CLONE_VFORK)`, so no page table is
+/// copied (a full fork copies the supervisor's and makes the child fault on every page it
+/// touches before exec); the calling thread is suspended until the child has exec'd or exited,
+/// which is the few system calls of `run_child`.
+fn clone_and_run(plan: &ChildPlan<'_>) -> std::io::Result<i32> {
+    extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the `&ChildPlan` passed to clone below; the parent is suspended
+        // (CLONE_VFORK) and keeps it alive until this child has exec'd or exited.
+        let plan = unsafe { &*(arg as *const ChildPlan<'_>) };
+        // SAFETY: a freshly cloned child, see `run_child`; never returns.
+        unsafe { run_child(plan) }
+    }
+    let mut stack = vec![0u8; CHILD_STACK];
+    // The stack grows down: start at its (16-byte aligned) top.
+    let top = (stack.as_mut_ptr() as usize + CHILD_STACK) & !15;
+    // SAFETY: the child runs `entry` on its own stack in our address space (CLONE_VM) while
+    // this thread is suspended (CLONE_VFORK); it only makes async-signal-safe system calls on
+    // `plan` and its stack, then execs or exits, after which `stack` and `plan` are released.
+    // It may clobber this thread's errno, which nothing reads across this call.
+    let pid = unsafe {
+        libc::clone(
+            entry,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            plan as *const ChildPlan<'_> as *mut libc::c_void,
+        )
+    };
+    drop(stack);
+    if pid < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(pid)
     }
 }
 
