@@ -161,7 +161,7 @@ async fn serve(
                 stdout,
                 stderr,
             } => attach(&shared, &program, run, stdout, stderr),
-            Command::Own { level, message } => own_line(&shared, level, &message),
+            Command::Own { level, message, at } => own_line(&shared, level, &message, at),
             Command::Reopen => reopen(&shared),
             Command::Crash(info) => {
                 reports.retain(|r| !r.is_finished());
@@ -378,9 +378,8 @@ impl Shared {
     }
 }
 
-fn own_line(shared: &Shared, level: Level, message: &str) {
-    let now = SystemTime::now();
-    let ts = humantime::format_rfc3339_millis(now).to_string();
+fn own_line(shared: &Shared, level: Level, message: &str, at: SystemTime) {
+    let ts = humantime::format_rfc3339_millis(at).to_string();
     if let Some(f) = shared.own_file.borrow_mut().as_mut() {
         // Every line of a multi-line message (a refused reload lists its errors) gets the
         // timestamp and level, so the file stays one record per line.

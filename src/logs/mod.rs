@@ -72,6 +72,8 @@ pub enum Command {
         level: tracing::Level,
         /// The message.
         message: String,
+        /// When it happened (not when the log thread got to it).
+        at: std::time::SystemTime,
     },
     /// Reopen every log file (SIGUSR1).
     Reopen,

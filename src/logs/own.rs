@@ -53,6 +53,7 @@ impl<S: Subscriber> Layer<S> for OwnLogLayer {
             .send(Command::Own {
                 level,
                 message: msg.0.clone(),
+                at: std::time::SystemTime::now(),
             })
             .is_err()
         {
