@@ -211,7 +211,7 @@ fn start(
             logs: opts.logs.clone(),
             socket_gid,
         };
-        tokio::spawn(server::serve(listener, handles, socket.clone()));
+        server::start_thread(listener, handles, socket.clone()).map_err(|e| anyhow::anyhow!(e))?;
         let runner = Runner::new(config, opts, control_rx, events);
         let code = runner.run(signals).await;
         let _ = std::fs::remove_file(&socket);

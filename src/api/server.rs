@@ -126,7 +126,10 @@ pub struct Handles {
 }
 
 /// Binds the control socket: replaces a stale socket file, refuses to steal a live one.
-pub fn bind(path: &Path, socket_gid: Option<u32>) -> Result<UnixListener, String> {
+pub fn bind(
+    path: &Path,
+    socket_gid: Option<u32>,
+) -> Result<std::os::unix::net::UnixListener, String> {
     if path.exists() {
         match std::os::unix::net::UnixStream::connect(path) {
             Ok(_) => {
@@ -145,7 +148,7 @@ pub fn bind(path: &Path, socket_gid: Option<u32>) -> Result<UnixListener, String
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let listener = UnixListener::bind(path)
+    let listener = std::os::unix::net::UnixListener::bind(path)
         .map_err(|e| format!("cannot create the control socket {}: {e}", path.display()))?;
     let mode = if socket_gid.is_some() { 0o660 } else { 0o600 };
     if let Some(gid) = socket_gid {
@@ -155,6 +158,40 @@ pub fn bind(path: &Path, socket_gid: Option<u32>) -> Result<UnixListener, String
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| format!("cannot set the control socket's mode: {e}"))?;
     Ok(listener)
+}
+
+/// Serves the control socket on a thread of its own, so that parsing, waiting and encoding
+/// answers never take the supervisor's thread (which only builds snapshots and applies changes).
+/// The thread runs at a lower priority: under contention, restarts go first.
+pub fn start_thread(
+    listener: std::os::unix::net::UnixListener,
+    handles: Handles,
+    path: PathBuf,
+) -> Result<(), String> {
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("cannot set the control socket non-blocking: {e}"))?;
+    std::thread::Builder::new()
+        .name("ctrlinit-api".into())
+        .spawn(move || {
+            crate::sys::init::lower_thread_priority();
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => return warn!("control socket: failed to build its event loop: {e}"),
+            };
+            runtime.block_on(async move {
+                match UnixListener::from_std(listener) {
+                    Ok(l) => serve(l, handles, path).await,
+                    Err(e) => warn!("control socket: {e}"),
+                }
+            });
+        })
+        .map(|_| ())
+        .map_err(|e| format!("failed to start the control socket's thread: {e}"))
 }
 
 /// Accepts connections until the runtime ends.
