@@ -118,12 +118,18 @@ def comm(pid):
     return (read(f"/proc/{pid}/comm", "") or "").strip()
 
 
-def pss_kib(pid):
+def pss_kib(pid, field="Pss:"):
     text = read(f"/proc/{pid}/smaps_rollup", "")
     for line in text.splitlines():
-        if line.startswith("Pss:"):
+        if line.startswith(field):
             return int(line.split()[1])
     return 0
+
+
+def anon_kib(pid):
+    """Private memory (Pss_Anon): what each container pays on its own. File-backed pages (the
+    binary, libraries) are shared by every container of a host that runs the same image."""
+    return pss_kib(pid, "Pss_Anon:")
 
 
 def thread_switches(pid):
@@ -525,6 +531,7 @@ def idle(ctx, tool, d, n, seconds):
         time.sleep(seconds)  # the idle window: the one fixed wait
         b = sup_snapshot(ns, tool, ctx)
         pss = sum(pss_kib(p) for p in b["pids"])
+        anon = sum(anon_kib(p) for p in b["pids"])
         common = set(a["sw"]) & set(b["sw"])
         born = set(b["sw"]) - set(a["sw"])
         died = set(a["sw"]) - set(b["sw"])
@@ -533,6 +540,7 @@ def idle(ctx, tool, d, n, seconds):
         cpu = sum(b["cpu"].get(p, 0) - a["cpu"].get(p, 0) for p in b["pids"])
         return {
             "pss_kib": pss,
+            "anon_kib": anon,
             "procs": len(b["pids"]),
             "threads": len(b["sw"]),
             "threads_born": len(born),
@@ -1195,6 +1203,7 @@ def render(info, raw, errors, available):
 
     mib = lambda v, rs: "–" if v is None else f"{v / 1024:.2f} MiB"
     row(f"idle PSS, {a['idle_programs']} programs (tini/dumb-init: 1 child)", "lower", "idle", "pss_kib", text=lambda v, rs: "–" if v is None else f"{v / 1024:.2f} MiB ({int(med(rs, 'procs'))} proc{'s' if med(rs, 'procs') != 1 else ''})")
+    row(f"idle private memory (Pss_Anon), {a['idle_programs']} programs", "lower", "idle", "anon_kib", text=mib)
     row(f"idle PSS, {a['pss_programs']} programs", "lower", "idle100", "pss_kib", text=mib)
     row(f"idle context switches / {a['idle_seconds']:g} s (all threads)", "lower", "idle", "switches", digits=0)
     row(f"idle CPU / {a['idle_seconds']:g} s (utime+stime)", "lower", "idle", "cpu_ms", " ms", 0)
