@@ -38,7 +38,6 @@ for b in benches/*.rs; do
     CARGO_TARGET_DIR=target/bench-smoke cargo bench --bench "$name" -- --warm-up-time 0.1 --measurement-time 0.2 --sample-size 10 >/dev/null
     echo "bench $name: ok"
 done
-python3 benches/control.py --quick --out /tmp/ctrlinit-control-smoke.md | grep '^|' 
 
 echo
 echo "all checks passed in $(( $(date +%s) - started )) s"
