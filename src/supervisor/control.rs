@@ -242,6 +242,7 @@ impl Runner {
         if self.core.reload_pending() {
             return Err("a reload is already in progress".into());
         }
+        self.cold_memory = super::runner::ColdMemory::AfterStartup;
         let config = crate::config::load_with(&self.opts.load, &self.opts.overrides)
             .map_err(|e| e.to_string())?;
         let summary = self.core.reload_summary(&config);

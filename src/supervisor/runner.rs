@@ -28,6 +28,7 @@ use crate::cores::{CorePattern, CrashInfo, claim_core};
 use crate::logs::Command as LogCommand;
 use crate::process::{self, Exit, Launch, Output};
 use crate::sys::init::{Role, group_exists, signal_group, signal_strays};
+use crate::sys::memory::release_cold_memory;
 use crate::sys::reap::{Children, reap_exited};
 use crate::sys::signals::{Arrived, Signals};
 
@@ -57,6 +58,29 @@ pub enum Event {
         /// The run it checks.
         run: u64,
     },
+}
+
+/// When the memory the last burst of work used is handed back (see [`crate::sys::memory`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ColdMemory {
+    /// Nothing ran since the last release.
+    Released,
+    /// Start-up or a reload read the configuration: that code will not run again soon, so hand
+    /// it back after a short quiet.
+    AfterStartup,
+    /// A restart, a request: likely to come again soon, and handing its pages back costs the
+    /// next one minor faults (about 0.5 ms on a restart), so only after a long quiet.
+    AfterWork,
+}
+
+impl ColdMemory {
+    fn quiet_before_release(self) -> Option<std::time::Duration> {
+        match self {
+            ColdMemory::Released => None,
+            ColdMemory::AfterStartup => Some(std::time::Duration::from_millis(500)),
+            ColdMemory::AfterWork => Some(std::time::Duration::from_secs(5)),
+        }
+    }
 }
 
 /// How the init was asked to run.
@@ -104,6 +128,8 @@ pub struct Runner {
     core_pattern: CorePattern,
     /// Processes reaped that belonged to no program.
     orphans_reaped: u64,
+    /// Whether, and after how much quiet, to hand back what idling does not use.
+    pub(super) cold_memory: ColdMemory,
 }
 
 impl Runner {
@@ -132,6 +158,7 @@ impl Runner {
             seq: 0,
             core_pattern: CorePattern::read(),
             orphans_reaped: 0,
+            cold_memory: ColdMemory::AfterStartup,
         }
     }
 
@@ -143,6 +170,20 @@ impl Runner {
                 return self.finish(&mut signals, code, deadline).await;
             }
             let deadline = self.core.next_deadline();
+            // Once the init has been quiet for a moment with nothing scheduled: each event
+            // pushes this back, so it runs once after a burst (start-up, a restart, a request),
+            // never amid one, and never while idle.
+            let release_cold_memory_at = match deadline {
+                None => self
+                    .cold_memory
+                    .quiet_before_release()
+                    .map(|q| Instant::now() + q),
+                Some(_) => None,
+            };
+            if self.cold_memory == ColdMemory::Released {
+                // Whatever wakes the loop next is work.
+                self.cold_memory = ColdMemory::AfterWork;
+            }
             tokio::select! {
                 biased;
                 arrived = signals.recv() => match arrived {
@@ -152,6 +193,15 @@ impl Runner {
                 Some(event) = self.rx.recv() => self.on_event(event),
                 Some(request) = self.control.recv() => self.on_control(request),
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
+                _ = sleep_until(release_cold_memory_at), if release_cold_memory_at.is_some() => {
+                    self.cold_memory = ColdMemory::Released;
+                    let began = Instant::now();
+                    let released = release_cold_memory();
+                    debug!(
+                        "idle: unmapped {} KiB of code ({} mappings), trimmed the heap in {:?}",
+                        released.resident_kib, released.mappings, began.elapsed()
+                    );
+                }
             }
         }
     }

@@ -2,6 +2,7 @@
 //! Every `unsafe` here carries a `// SAFETY:` note.
 
 pub mod init;
+pub mod memory;
 pub mod reap;
 pub mod signals;
 pub mod users;

@@ -1,0 +1,226 @@
+//! Handing back the memory an idle init does not use.
+//!
+//! An init runs in bursts (start-up, a restart, a control request) and idles in between. The
+//! kernel maps code in 64 KiB windows (fault-around), so after start-up, or after a single
+//! restart and `status`, nearly all of the binary's text is in ctrlinit's page tables and counts
+//! in its RSS and PSS, although none of it runs while the container idles. Likewise the heap
+//! keeps the pages the configuration was parsed in.
+//!
+//! [`release_cold_memory`] drops the page-table entries of ctrlinit's read-only file mappings
+//! (its own text and the shared libraries') and trims the heap. Nothing is lost: the pages stay in
+//! the page cache (shared with every container running the same image), and the few that the next
+//! burst needs come back by minor fault. What changes is that the idle working set is what idling
+//! uses, and the cold pages become unmapped page cache that the kernel may reclaim (and that
+//! Kubernetes' working-set figure, which leaves out inactive file pages, stops counting).
+
+use std::ffi::c_void;
+use std::fs;
+use std::ptr::NonNull;
+
+use nix::sys::mman::{MmapAdvise, madvise};
+
+/// What a release did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Released {
+    /// Read-only file mappings whose page-table entries were dropped.
+    pub mappings: usize,
+    /// Their resident size before, in KiB.
+    pub resident_kib: u64,
+}
+
+/// A mapping of `/proc/self/smaps` that may be dropped and refaulted without losing data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ColdCandidate {
+    start: usize,
+    end: usize,
+    rss_kib: u64,
+}
+
+/// Drops the page-table entries of every read-only, unmodified file mapping and returns freed
+/// heap to the kernel. Call it when the init has gone idle after a burst of work.
+pub fn release_cold_memory() -> Released {
+    // SAFETY: malloc_trim only returns free heap pages to the kernel; it takes malloc's own
+    // locks, so it is safe beside other threads allocating.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    let Ok(smaps) = fs::read_to_string("/proc/self/smaps") else {
+        return Released::default();
+    };
+    let mut released = Released::default();
+    for m in droppable_mappings(&smaps) {
+        let Some(addr) = NonNull::new(m.start as *mut c_void) else {
+            continue;
+        };
+        // SAFETY: the range is a private file mapping that is not writable and holds no
+        // anonymous (copy-on-write) page, so every resident page is an unmodified page-cache
+        // page: MADV_DONTNEED only unmaps it, and the next access faults in the same bytes
+        // from the file. No Rust object lives in it (it is code and read-only data), and a
+        // thread executing in it merely takes a minor fault. RELRO data and relocated pages
+        // are anonymous copies and are excluded by `droppable_mappings`.
+        if unsafe { madvise(addr, m.end - m.start, MmapAdvise::MADV_DONTNEED) }.is_ok() {
+            released.mappings += 1;
+            released.resident_kib += m.rss_kib;
+        }
+    }
+    released
+}
+
+/// The mappings in `smaps` text that are file-backed, private, not writable, resident, and hold
+/// no anonymous page: the ones whose pages are exactly the file's.
+fn droppable_mappings(smaps: &str) -> Vec<ColdCandidate> {
+    let mut out = Vec::new();
+    let mut current: Option<(ColdCandidate, bool)> = None;
+    // `None` until the mapping's `Anonymous:` line is seen: one whose anonymous size cannot be
+    // read is never dropped.
+    let mut anonymous_kib: Option<u64> = None;
+    let mut finish = |current: &mut Option<(ColdCandidate, bool)>, anonymous_kib: Option<u64>| {
+        if let Some((m, eligible)) = current.take()
+            && eligible
+            && anonymous_kib == Some(0)
+            && m.rss_kib > 0
+        {
+            out.push(m);
+        }
+    };
+    for line in smaps.lines() {
+        if let Some((range, eligible)) = mapping_header(line) {
+            finish(&mut current, anonymous_kib);
+            anonymous_kib = None;
+            current = Some((
+                ColdCandidate {
+                    start: range.0,
+                    end: range.1,
+                    rss_kib: 0,
+                },
+                eligible,
+            ));
+        } else if let Some((key, kib)) = size_field(line) {
+            match (key, current.as_mut()) {
+                ("Rss", Some((m, _))) => m.rss_kib = kib,
+                ("Anonymous", Some(_)) => anonymous_kib = Some(kib),
+                _ => {}
+            }
+        }
+    }
+    finish(&mut current, anonymous_kib);
+    out
+}
+
+/// `start-end perms offset dev inode path`: the range, and whether the mapping is a private,
+/// non-writable mapping of a file by path.
+fn mapping_header(line: &str) -> Option<((usize, usize), bool)> {
+    let mut fields = line.split_ascii_whitespace();
+    let range = fields.next()?;
+    let perms = fields.next()?;
+    let (start, end) = range.split_once('-')?;
+    let start = usize::from_str_radix(start, 16).ok()?;
+    let end = usize::from_str_radix(end, 16).ok()?;
+    let perms = perms.as_bytes();
+    if perms.len() != 4 || end <= start {
+        return None;
+    }
+    let path = fields.nth(3);
+    let eligible = perms[1] == b'-'
+        && perms[3] == b'p'
+        && path.is_some_and(|p| p.starts_with('/') && !line.ends_with(" (deleted)"));
+    Some(((start, end), eligible))
+}
+
+/// `Key:   123 kB`.
+fn size_field(line: &str) -> Option<(&str, u64)> {
+    let (key, rest) = line.split_once(':')?;
+    let kib = rest.trim().strip_suffix(" kB")?.trim().parse().ok()?;
+    Some((key, kib))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMAPS: &str = "\
+56485006f000-5648500d2000 r--p 00000000 fe:00 5308894                    /usr/bin/ctrlinit
+Size:                396 kB
+Rss:                 196 kB
+Anonymous:             0 kB
+VmFlags: rd mr mw me dw sd
+5648500d2000-56485020c000 r-xp 00062000 fe:00 5308894                    /usr/bin/ctrlinit
+Size:               1256 kB
+Rss:                1256 kB
+Anonymous:             0 kB
+VmFlags: rd ex mr mw me dw sd
+56485020c000-564850218000 r--p 0019c000 fe:00 5308894                    /usr/bin/ctrlinit
+Size:                 48 kB
+Rss:                  48 kB
+Anonymous:            48 kB
+VmFlags: rd mr mw me dw ac sd
+564850218000-56485021a000 rw-p 001a7000 fe:00 5308894                    /usr/bin/ctrlinit
+Size:                  8 kB
+Rss:                   8 kB
+Anonymous:             8 kB
+VmFlags: rd wr mr mw me dw ac sd
+56485021a000-56485023c000 rw-p 00000000 00:00 0                          [heap]
+Size:                136 kB
+Rss:                  40 kB
+Anonymous:            40 kB
+VmFlags: rd wr mr mw me ac sd
+7f4fa66c0000-7f4fa6816000 r-xp 00026000 fe:00 326279                     /usr/lib/x86_64-linux-gnu/libc.so.6
+Size:               1368 kB
+Rss:                 960 kB
+Anonymous:             0 kB
+VmFlags: rd ex mr mw me sd
+7f4fa6900000-7f4fa6901000 r--s 00000000 00:05 12                         /dev/shm/x
+Size:                  4 kB
+Rss:                   4 kB
+Anonymous:             0 kB
+VmFlags: rd sh mr mw me ms sd
+7f4fa6902000-7f4fa6904000 r--p 00000000 fe:00 99                         /tmp/gone (deleted)
+Size:                  8 kB
+Rss:                   8 kB
+Anonymous:             0 kB
+VmFlags: rd mr mw me sd
+7f4fa6905000-7f4fa6906000 r--p 00000000 fe:00 98                         /tmp/cold
+Size:                  4 kB
+Rss:                   0 kB
+Anonymous:             0 kB
+VmFlags: rd mr mw me sd
+7ffe88e8d000-7ffe88e8f000 r-xp 00000000 00:00 0                          [vdso]
+Size:                  8 kB
+Rss:                   4 kB
+Anonymous:             0 kB
+VmFlags: rd ex mr mw me de sd
+";
+
+    #[test]
+    fn only_unmodified_read_only_private_file_mappings_are_dropped() {
+        let got = droppable_mappings(SMAPS);
+        let starts: Vec<usize> = got.iter().map(|m| m.start).collect();
+        assert_eq!(
+            starts,
+            vec![0x56485006f000, 0x5648500d2000, 0x7f4fa66c0000],
+            "{got:#x?}"
+        );
+        assert_eq!(got[1].end, 0x56485020c000);
+        assert_eq!(got[1].rss_kib, 1256);
+    }
+
+    #[test]
+    fn a_mapping_without_an_anonymous_line_is_kept() {
+        let smaps = "\
+00400000-00500000 r-xp 00000000 fe:00 1 /bin/x
+Rss:  1024 kB
+";
+        // Without an `Anonymous:` line nothing proves the pages are the file's.
+        assert!(droppable_mappings(smaps).is_empty());
+    }
+
+    #[test]
+    fn releasing_keeps_the_process_working() {
+        let before = std::hint::black_box(vec![1u8; 1 << 20]);
+        let released = release_cold_memory();
+        assert!(released.mappings > 0, "{released:?}");
+        // Code and read-only data fault back in: formatting, allocation and the data survive.
+        let after = format!("{}", before.iter().map(|&b| b as u64).sum::<u64>());
+        assert_eq!(after, "1048576");
+    }
+}
