@@ -1,8 +1,9 @@
 //! The control socket server inside the init.
 //!
-//! Each connection is its own task on the supervisor's runtime: it checks the peer's credentials,
-//! reads one bounded request line (size and time), and only then talks to the owner loop through
-//! [`Control`] messages. Garbage, oversized or half-sent requests are answered with an error or
+//! The server runs on its own thread ("ctrlinit-api", with its own current-thread runtime), so
+//! no connection work runs on the supervisor's loop. Each connection is a task there: it checks
+//! the peer's credentials, reads one bounded request line (size and time), and only then talks
+//! to the owner loop through [`Control`] messages. Garbage, oversized or half-sent requests are answered with an error or
 //! dropped by the connection task; the owner loop never sees them. Waiting (`status --wait`, the
 //! completion of `start`/`stop`/`restart`) happens here too, driven by the event broadcast.
 
