@@ -191,8 +191,10 @@ impl Runner {
                     Err(e) => error!("failed to read signals: {e}"),
                 },
                 Some(event) = self.rx.recv() => self.on_event(event),
-                Some(request) = self.control.recv() => self.on_control(request),
+                // A due deadline (a backoff ending, a SIGKILL escalation) goes before requests:
+                // a storm of clients keeps the request channel busy and must not starve it.
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
+                Some(request) = self.control.recv() => self.on_control(request),
                 _ = sleep_until(release_cold_memory_at), if release_cold_memory_at.is_some() => {
                     self.cold_memory = ColdMemory::Released;
                     let began = Instant::now();
