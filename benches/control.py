@@ -7,7 +7,11 @@ whose start appends a nanosecond timestamp (zero backoff). Measured:
   - round trip of one raw protocol request (connect, one JSON line, one answer line), sequential;
   - round trip of the `ctrlinit status --json` client binary (what scripts pay: process start too);
   - restart latency (SIGKILL -> new start) quiet, then during a storm of 1,000 status requests
-    from 8 client threads at once, repeated while the kills happen.
+    from 8 client threads at once, repeated while the kills happen;
+  - for reference, restart latency while the same number of CPUs is kept busy by plain busy loops
+    that send no request at all: what any load on this machine does to a fork+exec, so the storm's
+    own effect is the difference between the two;
+  - the CPU ctrlinit itself spent serving the storm.
 
 Run as root: `sudo benches/control.py` (writes benches/RESULTS-control.md). `--quick` for a smoke run.
 """
@@ -160,6 +164,18 @@ def storm(sock, total, threads, stop):
     return ts, done
 
 
+def busy_loops(n):
+    """n processes that only burn CPU (no requests): the reference load."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def cpu_ms(pid):
+    """utime + stime of a process (all its threads), in ms."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -192,6 +208,7 @@ def main():
         stop = threading.Event()
         stormy = []
         answered = 0
+        cpu_before, wall_before = cpu_ms(init_pid), time.monotonic()
         for _ in range(a.kills):
             threads, done = storm(sock, 1000, 8, stop)
             stormy.extend(kill_latencies(d, sock, init_pid, 1, 0.0))
@@ -199,6 +216,15 @@ def main():
                 t.join()
             answered += done[0]
         stop.set()
+        storm_cpu = cpu_ms(init_pid) - cpu_before
+        storm_wall = (time.monotonic() - wall_before) * 1000
+        burners = busy_loops(os.cpu_count() or 2)
+        try:
+            busy = kill_latencies(d, sock, init_pid, a.kills, 0.05)
+        finally:
+            for b in burners:
+                b.kill()
+                b.wait()
     finally:
         p.kill()
         p.wait()
@@ -216,8 +242,11 @@ def main():
         f"| `ctrlinit status --json` client binary ({len(cli)} runs, process start included) | {m(cli):.2f} ms | {percentile(cli, 99):.2f} ms |",
         f"| restart after SIGKILL, quiet ({len(quiet)} kills) | {m(quiet):.2f} ms | {percentile(quiet, 99):.2f} ms |",
         f"| restart after SIGKILL, during a storm of 1,000 status requests from 8 threads ({len(stormy)} kills; {answered} requests answered) | {m(stormy):.2f} ms | {percentile(stormy, 99):.2f} ms |",
+        f"| reference: restart after SIGKILL while {os.cpu_count()} busy loops keep every CPU busy, no requests ({len(busy)} kills) | {m(busy):.2f} ms | {percentile(busy, 99):.2f} ms |",
         "",
-        f"Storm / quiet restart median: {m(stormy) / m(quiet):.2f}×.",
+        f"Storm / quiet restart median: {m(stormy) / m(quiet):.2f}×; busy loops / quiet: {m(busy) / m(quiet):.2f}×. "
+        f"ctrlinit spent {storm_cpu:.0f} ms of CPU serving {answered} requests over {storm_wall / 1000:.1f} s "
+        f"({storm_cpu / max(answered, 1) * 1000:.1f} µs per request; {storm_cpu / storm_wall * 100:.0f}% of one CPU).",
         "",
     ]
     with open(a.out, "w") as f:
