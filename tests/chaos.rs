@@ -16,8 +16,10 @@
 //! written.
 //!
 //! Synchronisation: every wait in this file waits for a fact (a state, a run number, a file) with
-//! a deadline. The only sleeps are the pacing pauses between chaos actions (and inside the abuse
-//! and sampler threads): they are the workload, not synchronisation.
+//! a deadline. The only sleeps are the pacing pauses between chaos actions and a slow writer's
+//! bytes: they are the workload, not synchronisation. The background threads (zombie sampler,
+//! socket abuse) pace on a [`Gate`] that wakes them the moment the chaos ends, and the SIGCONT
+//! scheduler waits on a condition variable for the next due time.
 //!
 //! What is checked (and printed with figures at the end):
 //! - ctrlinit stays alive and answers every well-formed request (CLI commands and raw protocol
@@ -54,8 +56,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -595,33 +597,58 @@ fn raw_request(socket: &Path, line: &str, timeout: Duration) -> Result<Value, St
 // ------------------------------------------------------------------------------------------------
 // Background threads: SIGCONT scheduler, zombie sampler, socket abuse.
 
-/// SIGSTOPped processes and when they get SIGCONT. A thread of its own, so no wait in the main
-/// loop (a CLI command blocked on a stopped program) can hold a SIGCONT back.
-type Stopped = Arc<Mutex<Vec<(Proc, Instant)>>>;
+/// SIGSTOPped processes and when they get SIGCONT, served by a thread of its own, so no wait in
+/// the main loop (a CLI command blocked on a stopped program) can hold a SIGCONT back.
+#[derive(Default)]
+struct ContSchedule {
+    /// Due SIGCONTs, and whether the chaos is over (then every one is due at once).
+    state: Mutex<(Vec<(Proc, Instant)>, bool)>,
+    changed: Condvar,
+}
 
-fn cont_thread(stopped: Stopped, quit: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+type Stopped = Arc<ContSchedule>;
+
+impl ContSchedule {
+    fn push(&self, p: Proc, at: Instant) {
+        self.state.lock().unwrap().0.push((p, at));
+        self.changed.notify_all();
+    }
+
+    /// Sends every pending SIGCONT now, and lets the thread end.
+    fn finish(&self) {
+        self.state.lock().unwrap().1 = true;
+        self.changed.notify_all();
+    }
+}
+
+fn cont_thread(schedule: Stopped) -> std::thread::JoinHandle<u64> {
     std::thread::spawn(move || {
         let mut sent = 0;
+        let mut state = schedule.state.lock().unwrap();
         loop {
-            let quitting = quit.load(Relaxed);
-            let due: Vec<Proc> = {
-                let mut s = stopped.lock().unwrap();
-                let now = Instant::now();
-                let (due, keep): (Vec<_>, Vec<_>) =
-                    s.drain(..).partition(|(_, at)| quitting || *at <= now);
-                *s = keep;
-                due.into_iter().map(|(p, _)| p).collect()
-            };
-            for p in due {
+            let now = Instant::now();
+            let finishing = state.1;
+            let (due, keep): (Vec<_>, Vec<_>) = state
+                .0
+                .drain(..)
+                .partition(|(_, at)| finishing || *at <= now);
+            state.0 = keep;
+            for (p, _) in due {
                 if signal_proc(p, libc::SIGCONT) {
                     sent += 1;
                 }
             }
-            if quitting && stopped.lock().unwrap().is_empty() {
+            if finishing && state.0.is_empty() {
                 return sent;
             }
-            // Pacing of the scheduler, not synchronisation.
-            std::thread::sleep(Duration::from_millis(5));
+            // Until the next one is due, or the schedule changes.
+            state = match state.0.iter().map(|(_, at)| *at).min() {
+                Some(next) => {
+                    let wait = next.saturating_duration_since(Instant::now());
+                    schedule.changed.wait_timeout(state, wait).unwrap().0
+                }
+                None => schedule.changed.wait(state).unwrap(),
+            };
         }
     })
 }
@@ -740,13 +767,13 @@ fn where_is(pid: i32) -> String {
     out
 }
 
-fn zombie_thread(init_pid: i32, quit: Arc<AtomicBool>) -> std::thread::JoinHandle<ZombieReport> {
+fn zombie_thread(init_pid: i32, quit: Arc<Gate>) -> std::thread::JoinHandle<ZombieReport> {
     std::thread::spawn(move || {
         let t0 = Instant::now();
         let mut r = ZombieReport::default();
         // First sighting, parent, whether reported.
         let mut seen: HashMap<Proc, (Instant, i32, bool)> = HashMap::new();
-        while !quit.load(Relaxed) {
+        while !quit.closed() {
             // The loop's state first, then the zombies: a zombie found after an idle reading
             // existed at the moment of that reading.
             let idle_at = Instant::now();
@@ -805,8 +832,9 @@ fn zombie_thread(init_pid: i32, quit: Arc<AtomicBool>) -> std::thread::JoinHandl
             }
             seen.retain(|p, _| present.contains(p));
             r.samples += 1;
-            // Sampling period, not synchronisation.
-            std::thread::sleep(Duration::from_millis(10));
+            if !quit.pace(Duration::from_millis(10)) {
+                break;
+            }
         }
         r
     })
@@ -835,14 +863,14 @@ fn abuse_thread(
     socket: PathBuf,
     seed: u64,
     req: Arc<Requests>,
-    quit: Arc<AtomicBool>,
+    quit: Arc<Gate>,
 ) -> std::thread::JoinHandle<AbuseReport> {
     std::thread::spawn(move || {
         let mut rng = Rng(seed ^ 0xABCD_EF01_2345_6789);
         let mut r = AbuseReport::default();
         let mut held: Vec<(UnixStream, Instant, bool)> = Vec::new();
         let t = Duration::from_secs(10);
-        while !quit.load(Relaxed) {
+        while !quit.closed() {
             // Drop held connections that are due; those held past the server's request timeout
             // (5 s) must have been answered with an error and closed by the server.
             let now = Instant::now();
@@ -981,7 +1009,9 @@ fn abuse_thread(
                 held.remove(0);
             }
             // Pacing of the abuse, not synchronisation.
-            std::thread::sleep(Duration::from_millis(rng.range(2, 25)));
+            if !quit.pace(Duration::from_millis(rng.range(2, 25))) {
+                break;
+            }
         }
         r
     })
@@ -1250,10 +1280,7 @@ impl Chaos {
         let hold = Duration::from_millis(self.rng.range(20, 800));
         if signal_proc(target, libc::SIGSTOP) {
             self.did(&s.name).sigstops += 1;
-            self.stopped
-                .lock()
-                .unwrap()
-                .push((target, Instant::now() + hold));
+            self.stopped.push(target, Instant::now() + hold);
         }
     }
 
@@ -1726,8 +1753,7 @@ fn chaos_storm_keeps_every_invariant() {
     assert_eq!(code, 0, "seed {seed}: programs did not come up: {out}");
 
     let req = Arc::new(Requests::default());
-    let quit = Arc::new(AtomicBool::new(false));
-    let quit_cont = Arc::new(AtomicBool::new(false));
+    let quit = Gate::new(true);
     let stopped: Stopped = Arc::default();
 
     let mut chaos = Chaos {
@@ -1797,7 +1823,7 @@ fn chaos_storm_keeps_every_invariant() {
         Arc::clone(&req),
         Arc::clone(&quit),
     );
-    let conts = cont_thread(Arc::clone(&stopped), Arc::clone(&quit_cont));
+    let conts = cont_thread(Arc::clone(&stopped));
 
     // The warm-up round, before the timed chaos: the peaks of concurrency ctrlinit will see (every
     // program killed at once, twice; every program stopped and started at once; reloads adding
@@ -1869,10 +1895,10 @@ fn chaos_storm_keeps_every_invariant() {
     let chaos_time = started.elapsed();
 
     // ---- The chaos stops. ----
-    quit.store(true, Relaxed);
+    quit.close();
     let abuse = abuse.join().expect("abuse thread");
     let zombies = zombies.join().expect("zombie thread");
-    quit_cont.store(true, Relaxed);
+    stopped.finish();
     let conts_sent = conts.join().expect("cont thread");
 
     // Every program back to its wanted state: start what was stopped by hand (and `manual`).

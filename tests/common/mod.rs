@@ -177,6 +177,84 @@ pub fn wait_until<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Optio
     }
 }
 
+/// What background test threads (samplers, abusers, schedulers) wait on instead of sleeping and
+/// polling a flag: it is open, paused or closed, and every change wakes the waiters at once.
+pub struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GateState {
+    Open,
+    Paused,
+    Closed,
+}
+
+impl Gate {
+    /// A gate that starts open (or paused).
+    pub fn new(open: bool) -> Arc<Gate> {
+        let state = if open {
+            GateState::Open
+        } else {
+            GateState::Paused
+        };
+        Arc::new(Gate {
+            state: Mutex::new(state),
+            changed: Condvar::new(),
+        })
+    }
+
+    fn set(&self, to: GateState) {
+        let mut state = self.state.lock().unwrap();
+        if *state != GateState::Closed {
+            *state = to;
+        }
+        self.changed.notify_all();
+    }
+
+    /// Lets waiters through.
+    pub fn open(&self) {
+        self.set(GateState::Open);
+    }
+
+    /// Holds waiters in [`Gate::wait_open`] until opened or closed.
+    pub fn pause(&self) {
+        self.set(GateState::Paused);
+    }
+
+    /// For good: every wait returns false from now on.
+    pub fn close(&self) {
+        self.set(GateState::Closed);
+    }
+
+    /// Whether it has been closed.
+    pub fn closed(&self) -> bool {
+        *self.state.lock().unwrap() == GateState::Closed
+    }
+
+    /// Blocks while paused; true once open, false once closed.
+    pub fn wait_open(&self) -> bool {
+        let state = self.state.lock().unwrap();
+        let state = self
+            .changed
+            .wait_while(state, |s| *s == GateState::Paused)
+            .unwrap();
+        *state == GateState::Open
+    }
+
+    /// A pacing pause of `period` (a sampling period, a request rate) that ends at once when the
+    /// gate closes; false once closed.
+    pub fn pace(&self, period: Duration) -> bool {
+        let state = self.state.lock().unwrap();
+        let (state, _) = self
+            .changed
+            .wait_timeout_while(state, period, |s| *s != GateState::Closed)
+            .unwrap();
+        *state != GateState::Closed
+    }
+}
+
 impl Init {
     /// The test directory.
     pub fn dir(&self) -> &Path {
