@@ -95,7 +95,7 @@ fn garbage_oversized_and_half_open_requests_stall_neither_restarts_nor_other_cli
             let big = vec![b'x'; 200 * 1024];
             // Paced (a few hundred requests a second in all): abuse, not a CPU flood of this
             // small machine.
-            while gate.wait_open() && gate.pace(Duration::from_millis(5)) {
+            while gate.pace(Duration::from_millis(5)) && gate.wait_open() {
                 let Ok(mut s) = UnixStream::connect(&socket) else {
                     continue;
                 };

@@ -41,14 +41,20 @@ fn quiet_init_unmaps_its_code_and_still_restarts_and_answers() {
 command = ["/bin/sh", "-c", "echo $$$$ > {dir}/one.pid; exec sleep 1000"]
 backoff = { initial = "0s", max = "0s" }
 
+# Holds the init busy (a readiness deadline pending, so no release) until the test has sampled.
 [program.two]
 command = ["sleep", "1000"]
+ready = { file = "{dir}/two.ready" }
 "#,
         )
         .start();
     init.wait_for_line("one: starting -> running");
-    // Sampled before the first release can happen (it waits for half a second of quiet).
     let own_before = resident_code_kib(init.pid);
+    assert!(
+        !init.output().contains("idle: unmapped"),
+        "released while a readiness check was pending"
+    );
+    std::fs::write(init.dir().join("two.ready"), "").unwrap();
     let first = init.wait_for_line("idle: unmapped");
     let unmapped = unmapped_kib(&first);
     assert!(
