@@ -322,7 +322,7 @@ fn each_error_class_alone_exits_2_with_its_message() {
                 ("b.toml", "\n[program.ok]\ncommand = [\"/bin/false\"]\n"),
             ],
             &[
-                "b.toml:2: program `ok` is defined twice (first at ",
+                "b.toml:2: program.ok: program `ok` is defined twice (first at ",
                 "a.toml:1)",
             ],
         ),

@@ -729,3 +729,29 @@ command = ["/bin/sh", "-c", "echo one; echo two"]
         vec!["one", "two"]
     );
 }
+
+#[test]
+fn a_configured_log_dir_that_cannot_be_created_is_an_error_before_anything_starts() {
+    let mut init = init()
+        // The harness points the logs at the test directory; this test needs the config's own.
+        .env("CTRLINIT_LOG_DIR", "")
+        .file(
+            "a.toml",
+            r#"
+[init]
+log_dir = "/proc/no-such-dir/log"
+
+[program.a]
+command = ["/bin/sh", "-c", "touch {dir}/started; exec sleep 1000"]
+"#,
+        )
+        .start();
+    let code = init.wait_exit(DEADLINE);
+    assert_ne!(code, 0, "{}", init.output());
+    let out = init.output();
+    assert!(
+        out.contains("cannot use [init] log_dir /proc/no-such-dir/log") && out.contains("fix:"),
+        "{out}"
+    );
+    assert!(!init.dir().join("started").exists(), "a program started");
+}

@@ -43,8 +43,13 @@ impl Overrides {
     pub fn from_env(socket: Option<PathBuf>) -> Self {
         Overrides {
             socket,
-            log_dir: std::env::var_os("CTRLINIT_LOG_DIR").map(PathBuf::from),
-            crash_dir: std::env::var_os("CTRLINIT_CRASH_DIR").map(PathBuf::from),
+            // Set but empty (`-e CTRLINIT_LOG_DIR=`) means not set, as in a shell's ${VAR:-…}.
+            log_dir: std::env::var_os("CTRLINIT_LOG_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
+            crash_dir: std::env::var_os("CTRLINIT_CRASH_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
         }
     }
 
@@ -240,12 +245,18 @@ fn check_programs(
         let name = &p.draft.spec.name;
         let here = format!("{}:{}", p.file.display(), p.line);
         if let Some(first) = first_seen.get(name) {
-            errors.push(file_error(
-                &p.file,
-                Some(p.line),
-                format!("program `{name}` is defined twice (first at {first})"),
-                Some("give each program one [program.NAME] table across all files".into()),
-            ));
+            // The command after `--` already has its own error ("the name is taken").
+            if p.file != Path::new("--") {
+                errors.push(ConfigError {
+                    key: format!("program.{name}"),
+                    ..file_error(
+                        &p.file,
+                        Some(p.line),
+                        format!("program `{name}` is defined twice (first at {first})"),
+                        Some("give each program one [program.NAME] table across all files".into()),
+                    )
+                });
+            }
         } else {
             first_seen.insert(name.clone(), here);
             if schema::valid_name(name) {

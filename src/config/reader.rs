@@ -340,11 +340,21 @@ impl<'a> Reader<'a> {
     }
 
     fn wrong_type(&mut self, v: &Value<'_>, key: &str, expected: &str, found: &DeValue<'_>) {
+        let name = key.rsplit('.').next().unwrap_or(key);
+        let example = match expected {
+            "a string" => format!("{name} = \"...\" (in quotes, durations too: \"5s\")"),
+            "true or false" => format!("{name} = true"),
+            "an integer" => format!("{name} = 5 (no quotes)"),
+            "a number" => format!("{name} = 2.0 (no quotes)"),
+            "an array of strings" => format!("{name} = [\"...\", \"...\"]"),
+            "a table" => format!("{name} = {{ ... }}, or a [{key}] table"),
+            _ => format!("{name} as {expected}"),
+        };
         self.error(
             &v.span(),
             key,
             format!("expected {expected}, found {}", found.type_str()),
-            None,
+            Some(format!("write it as {example}")),
         );
     }
 }
