@@ -639,17 +639,17 @@ impl Core {
         match spec.on_exhausted {
             OnExhausted::Exit => {
                 let code = self.init.exit_code;
+                // One clear line (the state change says it all); the shutdown refers to it.
                 let line = format!("{base}; stopping the container with exit code {code}");
                 self.set_phase(i, Phase::Exhausted, now, line.clone(), acts);
-                self.notice(Some(i), Level::Error, None, line.clone(), acts);
-                acts.push(Action::TerminationMessage(line.clone()));
-                self.begin_shutdown(code as i32, &line, now, acts);
+                acts.push(Action::TerminationMessage(line));
+                let reason = format!("{} exhausted its restart budget", spec.name);
+                self.begin_shutdown(code as i32, &reason, now, acts);
             }
             OnExhausted::Stop => {
                 let line = format!("{base}; leaving it stopped (on_exhausted = \"stop\")");
                 self.programs[i].target = Target::Down(DownReason::Exhausted);
-                self.set_phase(i, Phase::Stopped, now, line.clone(), acts);
-                self.notice(Some(i), Level::Error, None, line, acts);
+                self.set_phase_at(i, Phase::Stopped, now, line, Level::Error, acts);
                 if spec.main {
                     let code = self.init.exit_code as i32;
                     self.main_ended(i, code, now, acts);
