@@ -127,6 +127,7 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    sys::signals::ignore_unhandled();
     sys::init::ensure_stdio_open();
     sys::init::cloexec_inherited_fds();
     sys::init::two_malloc_arenas();

@@ -154,7 +154,8 @@ fn hup_usr1_usr2_winch_are_forwarded_to_the_double_dash_program() {
 #[test]
 fn without_a_double_dash_program_other_signals_do_not_kill_ctrlinit() {
     // Not PID 1, so the kernel's protection of a namespace's init does not hide a signal that
-    // ctrlinit left at its default action (HUP, USR1, USR2, ALRM, PIPE terminate; TTIN, TTOU stop).
+    // ctrlinit left at its default action (HUP, USR1, USR2, ALRM, PIPE, PROF, VTALRM, XCPU, XFSZ,
+    // IO, PWR, STKFLT and the real-time signals terminate; TTIN, TTOU, TSTP stop).
     let mut init = init()
         .without_namespace()
         .file(
@@ -165,7 +166,8 @@ fn without_a_double_dash_program_other_signals_do_not_kill_ctrlinit() {
     init.wait_for_line("s: starting -> running");
     let s = init.wait_for_pid_file("s.pid");
     for sig in [
-        "HUP", "USR1", "USR2", "WINCH", "ALRM", "PIPE", "TTIN", "TTOU",
+        "HUP", "USR1", "USR2", "WINCH", "ALRM", "PIPE", "TTIN", "TTOU", "TSTP", "PROF", "VTALRM",
+        "XCPU", "XFSZ", "IO", "PWR", "STKFLT", "URG", "35", "50", "64",
     ] {
         init.signal(sig);
     }
@@ -213,4 +215,72 @@ command = ["/bin/sh", "-c", "while [ ! -e {dir}/side.up ] || [ ! -e {dir}/go ]; 
     assert_eq!(init.wait_exit(DEADLINE), 5);
     assert_eq!(file_lines(&init.dir().join("side")), vec!["stopped"]);
     init.wait_for_line("main program job ended; stopping the container with its status 5");
+}
+
+#[test]
+fn processes_left_over_get_term_then_kill_at_the_end_of_the_stop_budget() {
+    // Two daemons escape their program's process group (setsid): one stops on TERM, the other
+    // ignores it. ctrlinit, as PID 1, stops them after the programs.
+    let mut init = init()
+        .file(
+            "a.toml",
+            r#"
+[init]
+stop_timeout = "2s"
+
+[program.spawner]
+command = ["/bin/sh", "-c", "setsid /bin/sh -c 'trap \"echo termed > {dir}/polite; exit 0\" TERM; touch {dir}/polite.up; while :; do sleep 0.05; done' & setsid /bin/sh -c 'trap \"\" TERM; touch {dir}/stubborn.up; while :; do sleep 0.05; done' & exec sleep 1000"]
+"#,
+        )
+        .start();
+    wait_for_file(&init.dir().join("polite.up"));
+    wait_for_file(&init.dir().join("stubborn.up"));
+    let start = Instant::now();
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let took = start.elapsed();
+    let out = init.output();
+    assert!(
+        out.contains("sending SIGTERM to the processes left over"),
+        "{out}"
+    );
+    assert!(
+        out.contains("processes left over after the stop budget; sending SIGKILL"),
+        "{out}"
+    );
+    assert_eq!(file_lines(&init.dir().join("polite")), vec!["termed"]);
+    // The KILL comes at the budget's end, not before, and not much after.
+    assert!(
+        took >= Duration::from_millis(1900),
+        "exited after {took:?}: {out}"
+    );
+    assert!(
+        took < Duration::from_secs(8),
+        "exited after {took:?}: {out}"
+    );
+    assert!(init.namespace_pids().is_empty());
+}
+
+#[test]
+fn a_sigstopped_program_still_acts_on_its_stop_signal() {
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.p]
+command = ["/bin/sh", "-c", "trap 'echo termed > {dir}/p.termed; exit 0' TERM; echo $$$$ > {dir}/p.pid; while :; do sleep 0.05; done"]
+stop_timeout = "30s"
+"#,
+        )
+        .start();
+    let pid = init.wait_for_pid_file("p.pid");
+    assert!(send_signal(pid, libc::SIGSTOP));
+    wait_until("p to be stopped", DEADLINE, || {
+        (proc_state(pid) == Some('T')).then_some(())
+    });
+    // Without a SIGCONT after the SIGTERM, p would sit stopped until the 30 s SIGKILL.
+    let (code, out) = init.ctl(&["stop", "p", "--timeout", "10s"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(file_lines(&init.dir().join("p.termed")), vec!["termed"]);
+    assert!(!init.output().contains("SIGKILL"), "{}", init.output());
 }

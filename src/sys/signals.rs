@@ -38,6 +38,37 @@ pub fn block_handled() -> nix::Result<SigSet> {
     Ok(set)
 }
 
+/// Signals ctrlinit neither handles nor can get from its own faults, whose default action would
+/// stop or kill it. As PID 1 the kernel already drops them; as a subreaper (not PID 1) they are
+/// ignored, so that a stray `kill -PROF` or `kill -TSTP` does not take down the whole container.
+const IGNORED: [Signal; 9] = [
+    Signal::SIGTSTP,
+    Signal::SIGVTALRM,
+    Signal::SIGPROF,
+    Signal::SIGXCPU,
+    Signal::SIGXFSZ,
+    Signal::SIGIO,
+    Signal::SIGPWR,
+    Signal::SIGSTKFLT,
+    Signal::SIGURG,
+];
+
+/// Ignores [`IGNORED`] and the real-time signals not reserved by the C library. Programs get
+/// default dispositions back before exec (see `process::child`).
+pub fn ignore_unhandled() {
+    let numbers = IGNORED
+        .iter()
+        .map(|s| *s as libc::c_int)
+        .chain(libc::SIGRTMIN()..=libc::SIGRTMAX());
+    for n in numbers {
+        // SAFETY: SIG_IGN installs no handler, so no code of ours ever runs in signal context;
+        // numbers the kernel rejects only return an error, which is of no consequence here.
+        unsafe {
+            libc::signal(n, libc::SIG_IGN);
+        }
+    }
+}
+
 /// A signal that arrived, with its sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrived {
