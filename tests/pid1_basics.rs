@@ -91,6 +91,78 @@ fn children_start_with_an_empty_signal_mask_and_default_dispositions() {
     let mut fds = fds;
     fds.sort();
     assert_eq!(fds, vec!["0", "1", "2"]);
+    let stdin = std::fs::read_link(format!("/proc/{pid}/fd/0")).unwrap();
+    assert_eq!(stdin, std::path::Path::new("/dev/null"));
+}
+
+#[test]
+fn a_diamond_after_a_oneshot_starts_each_program_once_its_dependencies_are_met() {
+    // prov (oneshot) -> base -> {left, right} -> top: left and right both wait for base, and top
+    // for both of them; left is slow to become ready, so top must wait for it.
+    let mut init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.prov]
+type = "oneshot"
+command = ["/bin/sh", "-c", "echo prov >> {dir}/order"]
+
+[program.base]
+command = ["/bin/sh", "-c", "echo base >> {dir}/order; exec sleep 1000"]
+depends_on = ["prov"]
+
+[program.left]
+command = ["/bin/sh", "-c", "echo left >> {dir}/order; exec sleep 1000"]
+depends_on = ["base"]
+ready = { file = "{dir}/left.ready", interval = "10ms" }
+
+[program.right]
+command = ["/bin/sh", "-c", "echo right >> {dir}/order; exec sleep 1000"]
+depends_on = ["base"]
+
+[program.top]
+command = ["/bin/sh", "-c", "echo top >> {dir}/order; exec sleep 1000"]
+depends_on = ["left", "right"]
+"#,
+        )
+        .start();
+    let order = wait_for_lines_in(&init.dir().join("order"), 4);
+    assert_eq!(&order[..2], ["prov", "base"]);
+    let mut middle = order[2..4].to_vec();
+    middle.sort();
+    assert_eq!(middle, ["left", "right"]);
+    // right is running, left is not ready: top waits.
+    let (code, out) = init.ctl(&["status", "--wait", "right=running", "left=starting"]);
+    assert_eq!(code, 0, "{out}");
+    let (_, out) = init.ctl(&["status", "top"]);
+    assert!(out.contains("waiting"), "top should wait for left: {out}");
+    assert_eq!(file_lines(&init.dir().join("order")).len(), 4);
+    std::fs::write(init.dir().join("left.ready"), "").unwrap();
+    let order = wait_for_lines_in(&init.dir().join("order"), 5);
+    assert_eq!(order[4], "top");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn a_missing_config_directory_is_fine_with_a_double_dash_program() {
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["--pid", "--fork", "--mount-proc", "--kill-child"])
+        .arg(bin())
+        .args([
+            "--config-dir",
+            "/nonexistent/conf.d",
+            "--",
+            "/bin/sh",
+            "-c",
+            "exit 3",
+        ]);
+    let dir = tempfile::tempdir().unwrap();
+    cmd.env("CTRLINIT_SOCKET", dir.path().join("sock"))
+        .env("CTRLINIT_LOG_DIR", dir.path().join("log"))
+        .env("CTRLINIT_CRASH_DIR", dir.path().join("crash"));
+    let ran = run_with_deadline(cmd, DEADLINE);
+    assert_eq!(ran.code, 3, "{}", ran.all());
 }
 
 #[test]

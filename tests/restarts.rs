@@ -328,3 +328,32 @@ depends_on = ["slow"]
     );
     assert!(!init.dir().join("dependent-started").exists());
 }
+
+#[test]
+fn an_exhausted_main_program_ends_the_container_with_exit_code_not_its_own_status() {
+    let mut init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.job]
+main = true
+restart = "always"
+command = ["/bin/sh", "-c", "echo run >> {dir}/runs; exit 4"]
+max_restarts = 1
+backoff = { initial = "0s", max = "0s" }
+
+[program.side]
+command = ["/bin/sleep", "1000"]
+"#,
+        )
+        .start();
+    assert_eq!(init.wait_exit(DEADLINE), 75, "{}", init.output());
+    assert_eq!(file_lines(&init.dir().join("runs")).len(), 2);
+    let out = init.output();
+    assert!(
+        out.contains("job exhausted: 1 restarts in 60s (last: exit status 4")
+            && out.contains("stopping the container with exit code 75"),
+        "{out}"
+    );
+    assert!(out.contains("side: stopping -> stopped: shutdown"), "{out}");
+}
