@@ -2175,6 +2175,26 @@ fn chaos_storm_keeps_every_invariant() {
         chaos.reloads_ok, chaos.reloads_busy, chaos.reloads_invalid
     ));
     report.push_str(&format!("chaos: socket abuse: {abuse:?}\n"));
+    // Every bad request that was sent whole gets an error line back.
+    for (what, sent, answered) in [
+        ("garbage lines", abuse.garbage_lines, abuse.garbage_answered),
+        (
+            "oversized requests",
+            abuse.oversized,
+            abuse.oversized_answered,
+        ),
+        (
+            "wrong-version or unknown requests",
+            abuse.wrong_version,
+            abuse.wrong_version_answered,
+        ),
+    ] {
+        if answered != sent {
+            chaos.fail(format!(
+                "{what}: {answered} of {sent} answered with an error"
+            ));
+        }
+    }
     report.push_str(&format!(
         "chaos: requests: {answered_n} of {sent} well-formed requests answered ({} CLI, {} raw)\n",
         req.cli.load(Relaxed),

@@ -28,6 +28,10 @@ pub const DEADLINE: Duration = Duration::from_secs(20);
 struct Lines {
     lines: Mutex<Vec<String>>,
     changed: Condvar,
+    /// Reader threads that reached end of file (stdout, stderr).
+    ended: Mutex<usize>,
+    /// Signalled as each reader ends (a condition variable serves one mutex only).
+    ended_changed: Condvar,
 }
 
 /// How to start an init.
@@ -119,6 +123,8 @@ impl Builder {
                     lines.changed.notify_all();
                     buf.clear();
                 }
+                *lines.ended.lock().unwrap() += 1;
+                lines.ended_changed.notify_all();
             });
         }
         let mut init = Init {
@@ -365,8 +371,20 @@ impl Init {
             std::thread::park_timeout(Duration::from_millis(5));
         };
         self.status = Some(status);
-        // Let the reader threads drain the pipes.
-        std::thread::park_timeout(Duration::from_millis(1));
+        // Every line it printed is in once both pipes reached end of file (the namespace is gone
+        // with it, so nothing else holds them).
+        let ended = self.lines.ended.lock().unwrap();
+        let left = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5);
+        let (ended, _) = self
+            .lines
+            .ended_changed
+            .wait_timeout_while(ended, left, |n| *n < 2)
+            .unwrap();
+        assert_eq!(
+            *ended, 2,
+            "ctrlinit's output pipes stayed open after it exited"
+        );
+        drop(ended);
         use std::os::unix::process::ExitStatusExt;
         status
             .code()
