@@ -1556,22 +1556,6 @@ impl Chaos {
     }
 }
 
-/// Like `wait_until`, without panicking: `None` after the deadline.
-fn wait_until_soft<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(1);
-    loop {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        if Instant::now() > deadline {
-            return None;
-        }
-        std::thread::park_timeout(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
-}
-
 // ------------------------------------------------------------------------------------------------
 // Log and crash-report checks.
 

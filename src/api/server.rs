@@ -131,7 +131,14 @@ pub fn bind(
     path: &Path,
     socket_gid: Option<u32>,
 ) -> Result<std::os::unix::net::UnixListener, String> {
-    if path.exists() {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        // Only a socket is ours to replace; anything else at the path was put there by someone.
+        if !std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()) {
+            return Err(format!(
+                "{} exists and is not a socket; ctrlinit will not remove it\n    fix: remove it, or give ctrlinit another socket path (--socket PATH, CTRLINIT_SOCKET or [init] socket)",
+                path.display()
+            ));
+        }
         match std::os::unix::net::UnixStream::connect(path) {
             Ok(_) => {
                 return Err(format!(
@@ -224,10 +231,10 @@ pub async fn serve(listener: UnixListener, handles: Handles, path: PathBuf) {
 
 async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
     let peer = check_peer(&stream, h.socket_gid);
-    let (read, mut write) = stream.into_split();
+    let (mut read, mut write) = stream.into_split();
     // The request is read (bounded) even from a refused peer: closing on unread data resets the
     // connection, and the client would see a broken pipe instead of the refusal.
-    let line = match read_request(read).await? {
+    let line = match read_request(&mut read).await? {
         Ok(Some(line)) => line,
         Ok(None) => return Ok(()),
         Err(error) => return send(&mut write, Response::Error { error }).await,
@@ -236,15 +243,49 @@ async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
         return send(&mut write, Response::Error { error }).await;
     }
     match protocol::decode_request(&line) {
-        Ok(request) => handle(request, &h, &mut write).await,
+        Ok(request) => {
+            tokio::select! {
+                // First: a request is handed to the supervisor on its first poll, so even a
+                // client that hangs up at once has its `shutdown` or `stop` carried out.
+                biased;
+                done = handle(request, &h, &mut write) => done,
+                () = hung_up(&mut read) => Ok(()),
+            }
+        }
         Err(error) => send(&mut write, Response::Error { error }).await,
     }
+}
+
+/// Resolves once the client has closed the connection, so that `events`, `logs -f` and long
+/// waits give their slot back at once instead of at their next write (which may never come).
+/// A client that only shut down its writing side (`nc -N`, socat) still reads the answer: for it,
+/// this never resolves.
+async fn hung_up(read: &mut tokio::net::unix::OwnedReadHalf) {
+    let mut ignored = [0u8; 512];
+    // Whatever follows the request line is not read as a request.
+    while let Ok(n @ 1..) = read.read(&mut ignored).await {
+        let _ = n;
+    }
+    if !peer_closed(read.as_ref()) {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// After end of file: a peer that closed its socket shows as POLLHUP; a half-close does not.
+fn peer_closed(stream: &UnixStream) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let mut fds = [PollFd::new(stream.as_fd(), PollFlags::empty())];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(1..))
+        && fds[0]
+            .revents()
+            .is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR))
 }
 
 /// One request line without its newline; `Ok(None)` when the client closed without sending
 /// anything; `Err` (inner) when it sent too much, too slowly, or no newline.
 async fn read_request(
-    read: tokio::net::unix::OwnedReadHalf,
+    read: &mut tokio::net::unix::OwnedReadHalf,
 ) -> io::Result<Result<Option<Vec<u8>>, String>> {
     let mut reader = BufReader::new(read).take(MAX_REQUEST as u64 + 1);
     let mut line = Vec::new();

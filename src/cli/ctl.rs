@@ -363,10 +363,22 @@ pub fn events(socket: &Path, json: bool) -> u8 {
         return refused_or(&mut client, &e);
     }
     let mut out = std::io::stdout().lock();
+    let mut streaming = false;
     loop {
         let line = match client.next_response() {
-            Ok(Some(Response::Event { event })) => render_event(&event, json),
-            Ok(Some(Response::Error { error })) => format!("ctrlinit: {error}\n"),
+            Ok(Some(Response::Event { event })) => {
+                streaming = true;
+                render_event(&event, json)
+            }
+            // Once events flow, an error only says some were missed: the stream goes on.
+            // Before that it is a refusal (permission denied …), and the command failed.
+            Ok(Some(Response::Error { error })) => {
+                eprintln!("ctrlinit: {error}");
+                if !streaming {
+                    return error_code(&error);
+                }
+                continue;
+            }
             Ok(Some(other)) => return unexpected(&other),
             Ok(None) => return EXIT_OK,
             Err(e) => return fail(&e),

@@ -168,15 +168,21 @@ pub fn init() -> Builder {
 }
 
 /// Polls `f` until it returns `Some`, or panics with `what` after `timeout`.
-pub fn wait_until<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+pub fn wait_until<T>(what: &str, timeout: Duration, f: impl FnMut() -> Option<T>) -> T {
+    wait_until_soft(timeout, f)
+        .unwrap_or_else(|| panic!("timed out after {timeout:?} waiting for {what}"))
+}
+
+/// Like [`wait_until`], but `None` at the deadline (for conditions the caller reports itself).
+pub fn wait_until_soft<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + timeout;
     let mut pause = Duration::from_millis(1);
     loop {
         if let Some(v) = f() {
-            return v;
+            return Some(v);
         }
         if Instant::now() > deadline {
-            panic!("timed out after {timeout:?} waiting for {what}");
+            return None;
         }
         std::thread::park_timeout(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
