@@ -609,6 +609,10 @@ command = ["/bin/true"]
 [program.flaky]
 command = ["/bin/sh", "-c", "exit 1"]
 backoff = {{ initial = "60s", max = "60s" }}
+
+[program.lazy]
+command = {SLEEPER}
+autostart = false
 "#
             ),
         )
@@ -628,6 +632,15 @@ backoff = {{ initial = "60s", max = "60s" }}
     let (code, out) = init.ctl(&["health", "--strict"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("flaky"), "{out}");
+    // `autostart = false` wants it stopped: healthy even with --strict.
+    assert!(!out.contains("lazy"), "{out}");
+    // A bad probe command line: 1 too, with clap's message.
+    let out = Command::new(bin())
+        .args(["health", "--no-such-flag"])
+        .env("CTRLINIT_SOCKET", &init.socket)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     // Unreachable: 1, never 2 (Docker reserves it) nor 4.
     let out = Command::new(bin())
         .arg("health")

@@ -35,7 +35,17 @@ impl Cli {
     /// Parses the process's arguments. `ctrlinit [OPTIONS] -- CMD…` (the tini-style entry point)
     /// is read as `ctrlinit [OPTIONS] run -- CMD…`.
     pub fn parse_args() -> Self {
-        Cli::parse_from(with_implicit_run(std::env::args_os().collect()))
+        let args = with_implicit_run(std::env::args_os().collect());
+        let health = args.iter().skip(1).any(|a| a == "health");
+        Cli::try_parse_from(args).unwrap_or_else(|e| {
+            // `health` exits 0 or 1 only, a bad probe command line included: Docker reads 2 as
+            // reserved, and a probe that cannot run is unhealthy.
+            if health && e.use_stderr() {
+                let _ = e.print();
+                std::process::exit(1);
+            }
+            e.exit()
+        })
     }
 }
 

@@ -274,7 +274,9 @@ impl Runner {
 fn health_problem(p: &Program, strict: bool) -> Option<String> {
     let state = p.state();
     match p.target {
-        Target::Down(DownReason::Manual | DownReason::Autostart) if !strict => None,
+        // `autostart = false` wants it stopped until someone starts it: healthy, even strictly.
+        Target::Down(DownReason::Autostart) => None,
+        Target::Down(DownReason::Manual) if !strict => None,
         Target::Down(reason) => Some(format!("{} is {state} ({})", p.name(), reason.as_str())),
         Target::Up => {
             let wanted = match p.spec.kind {
