@@ -135,7 +135,10 @@ restart = "never"
     for line in &lines {
         let v: serde_json::Value = serde_json::from_str(line)
             .unwrap_or_else(|e| panic!("console line is not one JSON object ({e}): {line:?}"));
-        assert!(v["ts"].as_str().is_some_and(|t| t.ends_with('Z')), "{line}");
+        assert!(
+            v["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')),
+            "{line}"
+        );
         let text = v["line"]
             .as_str()
             .unwrap_or_else(|| panic!("no line: {line}"));
@@ -536,8 +539,8 @@ impl Drop for Stalled {
 }
 
 #[test]
-fn a_blocked_console_stalls_neither_restarts_nor_the_control_socket() {
-    let init = Stalled::start(
+fn a_blocked_console_stalls_neither_restarts_nor_the_control_socket_nor_the_exit() {
+    let mut init = Stalled::start(
         r#"
 [program.chatty]
 command = ["/usr/bin/yes", "chatty chatty chatty chatty chatty chatty chatty chatty"]
@@ -600,6 +603,14 @@ max_restarts = 999999
     // And the console really was blocked throughout.
     assert!(init.console_blocked(), "{:?}", thread_states(init.pid));
     assert!(common::alive(init.pid));
+    // Nor does it keep the container from stopping.
+    assert!(send_signal(init.pid, libc::SIGTERM));
+    let status = wait_until(
+        "ctrlinit to exit with its console blocked",
+        DEADLINE,
+        || init.child.try_wait().unwrap(),
+    );
+    assert_eq!(status.code(), Some(0), "{:?}", thread_states(init.pid));
 }
 
 #[test]

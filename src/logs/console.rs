@@ -7,7 +7,6 @@
 //! *programs* wait (their pipes fill), never the supervisor.
 
 use std::io::Write;
-use std::thread::JoinHandle;
 use std::time::SystemTime;
 
 use tokio::sync::mpsc::{Receiver, Sender, channel};
@@ -19,14 +18,30 @@ use crate::config::ConsoleMode;
 /// Buffers in flight to the console before pumps wait.
 const QUEUE: usize = 64;
 
-/// Starts the console thread; returns the sender and the thread (joined at exit to flush).
-pub fn start() -> (Sender<Vec<u8>>, JoinHandle<()>) {
+/// Starts the console thread; returns the sender, and a receiver that hears when everything
+/// sent has been written (awaited at exit, with a bound: see [`Drained`]).
+pub fn start() -> (Sender<Vec<u8>>, Drained) {
     let (tx, rx) = channel(QUEUE);
-    let thread = std::thread::Builder::new()
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
         .name("ctrlinit-console".into())
-        .spawn(move || write_all(rx))
+        .spawn(move || {
+            write_all(rx);
+            let _ = done_tx.send(());
+        })
         .expect("failed to start the console thread");
-    (tx, thread)
+    (tx, Drained(done_rx))
+}
+
+/// The console thread's end.
+pub struct Drained(std::sync::mpsc::Receiver<()>);
+
+impl Drained {
+    /// Waits until the console has written everything, for at most `bound`: a console nobody
+    /// reads (a stalled `docker logs` pipe) must not keep the container from exiting.
+    pub fn wait(self, bound: std::time::Duration) -> bool {
+        self.0.recv_timeout(bound).is_ok()
+    }
 }
 
 fn write_all(mut rx: Receiver<Vec<u8>>) {
@@ -86,7 +101,7 @@ pub fn format_block(
     }
 }
 
-/// Appends one JSON object and a newline: `{"ts","program","stream"[,"level"],"line"}`.
+/// Appends one JSON object and a newline: `{"timestamp","program","stream"[,"level"],"line"}`.
 pub fn json_line(
     out: &mut Vec<u8>,
     ts: &str,
@@ -95,7 +110,7 @@ pub fn json_line(
     level: Option<&str>,
     line: &[u8],
 ) {
-    out.extend_from_slice(b"{\"ts\":\"");
+    out.extend_from_slice(b"{\"timestamp\":\"");
     out.extend_from_slice(ts.as_bytes());
     out.extend_from_slice(b"\",\"program\":");
     json_string(out, program.as_bytes());
@@ -218,7 +233,7 @@ mod tests {
         assert_eq!(lines[0]["stream"], "stderr");
         assert_eq!(lines[0]["line"], "say \"hi\"\\ \t\u{1}");
         assert_eq!(lines[1]["line"], "\\xffok");
-        assert!(lines[0]["ts"].as_str().unwrap().ends_with('Z'));
+        assert!(lines[0]["timestamp"].as_str().unwrap().ends_with('Z'));
     }
 
     #[test]

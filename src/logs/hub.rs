@@ -22,35 +22,34 @@ use crate::cores;
 /// How long shutdown waits for pipes to reach end of file (a stray may hold one open).
 const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
 
+/// How long the exit waits for the console to take the last lines.
+const CONSOLE_AT_EXIT: Duration = Duration::from_secs(1);
+
 /// Usable directories, after start-up checks.
 #[derive(Debug, Clone)]
 pub(super) struct Dirs {
-    pub log_dir: Option<PathBuf>,
-    pub crash_dir: Option<PathBuf>,
+    pub log_dir: PathBuf,
+    pub crash_dir: PathBuf,
 }
 
 /// Creates the log and crash directories and checks they can be written.
 pub(super) fn prepare_dirs(init: &InitSettings) -> Result<Dirs, String> {
-    let log_dir = usable_dir(&init.log_dir, init.log_dir_configured, "log_dir")?;
-    let crash_dir = usable_dir(&init.crash_dir, init.crash_dir_configured, "crash_dir")?;
+    let log_dir = usable_dir(&init.log_dir, "log_dir")?;
+    let crash_dir = usable_dir(&init.crash_dir, "crash_dir")?;
     Ok(Dirs { log_dir, crash_dir })
 }
 
-fn usable_dir(dir: &Path, configured: bool, key: &str) -> Result<Option<PathBuf>, String> {
-    match check_writable_dir(dir) {
-        Ok(()) => Ok(Some(dir.to_path_buf())),
-        Err(e) if configured => Err(format!(
-            "cannot use [init] {key} {}: {e}\n    fix: mount a writable directory there, or set [init] {key} to one",
+/// The default too: a container whose logs and cores silently go nowhere is worse than one that
+/// says at once that its mount is missing.
+fn usable_dir(dir: &Path, key: &str) -> Result<PathBuf, String> {
+    check_writable_dir(dir).map_err(|e| {
+        let env = format!("CTRLINIT_{}", key.to_uppercase());
+        format!(
+            "cannot use [init] {key} {}: {e}\n    fix: mount a writable directory there, or set [init] {key} (or {env}) to one",
             dir.display()
-        )),
-        Err(e) => {
-            eprintln!(
-                "ctrlinit: warning: default {key} {} is not usable ({e}); going on without it (set [init] {key} to enable it)",
-                dir.display()
-            );
-            Ok(None)
-        }
-    }
+        )
+    })?;
+    Ok(dir.to_path_buf())
 }
 
 /// Creates `dir` when missing and checks it can be written.
@@ -110,13 +109,14 @@ pub(super) fn run(config: Arc<Config>, dirs: Dirs, rx: UnboundedReceiver<Command
         .build()
         .expect("failed to build the log thread's runtime");
     let local = tokio::task::LocalSet::new();
-    let (console, console_thread) = console::start();
+    let (console, console_drained) = console::start();
     local.block_on(&runtime, serve(config, dirs, console, rx));
     // Tasks still pending (a pump on a pipe a stray holds) keep a console sender: drop them,
     // so the console thread sees the channel close, drains, and ends.
     drop(local);
     drop(runtime);
-    let _ = console_thread.join();
+    // Nothing is said when it times out: stderr is most likely the same stalled pipe.
+    console_drained.wait(CONSOLE_AT_EXIT);
 }
 
 async fn serve(
@@ -125,18 +125,11 @@ async fn serve(
     console: Sender<Vec<u8>>,
     mut rx: UnboundedReceiver<Command>,
 ) {
-    let own_file = dirs.log_dir.as_ref().and_then(|d| {
-        // Own lines carry their timestamp and level already.
-        let settings = LogSettings::default();
-        FileSink::open(&d.join("ctrlinit.log"), &settings)
-            .map_err(|e| {
-                eprintln!(
-                    "ctrlinit: cannot open {}: {e}",
-                    d.join("ctrlinit.log").display()
-                )
-            })
-            .ok()
-    });
+    // Own lines carry their timestamp and level already.
+    let own_path = dirs.log_dir.join("ctrlinit.log");
+    let own_file = FileSink::open(&own_path, &LogSettings::default())
+        .map_err(|e| eprintln!("ctrlinit: cannot open {}: {e}", own_path.display()))
+        .ok();
     let shared = Rc::new(Shared {
         console,
         mode: Cell::new(config.init.console),
@@ -243,7 +236,7 @@ fn configure(shared: &Rc<Shared>, config: Arc<Config>) {
 fn open_files(shared: &Shared, p: &ProgramLog) {
     let settings = p.settings.get();
     let open = |suffix: &str| -> Option<FileSink> {
-        let dir = shared.dirs.log_dir.as_ref()?;
+        let dir = &shared.dirs.log_dir;
         let path = dir.join(format!("{}{suffix}", p.name));
         FileSink::open(&path, &settings)
             .map_err(|e| {
@@ -481,9 +474,7 @@ fn tail(shared: &Shared, programs: &[String], lines: usize) -> Vec<u8> {
 /// Waits (bounded) for the crashed run's pipes to drain, then writes the report off the
 /// supervisor's thread.
 async fn crash_report(shared: Rc<Shared>, info: Box<cores::CrashInfo>) {
-    let Some(crash_dir) = shared.dirs.crash_dir.clone() else {
-        return;
-    };
+    let crash_dir = shared.dirs.crash_dir.clone();
     // The restart that follows a crash needs the CPU first (on a small machine the report's
     // file work would compete with the new process's exec): the report waits a moment.
     tokio::time::sleep(cores::REPORT_DELAY).await;
