@@ -107,7 +107,9 @@ fn load_options(cli: &Cli, main: Vec<String>) -> LoadOptions {
 
 fn check(cli: &Cli, main: Vec<String>) -> ExitCode {
     match config::load_dir(&load_options(cli, main)) {
-        Ok(config) => {
+        Ok(mut config) => {
+            // What `run` would use: CTRLINIT_LOG_DIR and friends win over the files.
+            config::Overrides::from_env(cli.socket.clone()).apply(&mut config);
             print!("{}", render_start_order(&config));
             ExitCode::SUCCESS
         }

@@ -71,13 +71,24 @@ pub fn path_warnings(config: &Config) -> Vec<String> {
         ("crash_dir", &config.init.crash_dir),
     ] {
         if !dir.exists() {
-            out.push(format!(
-                "[init] {key} {} does not exist yet; it is created at start (mount it from the host to keep its files)",
-                dir.display()
-            ));
+            // The nearest directory that exists decides whether ctrlinit could create it.
+            let parent = dir.ancestors().skip(1).find(|a| a.is_dir());
+            let creatable = parent
+                .is_some_and(|p| nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok());
+            out.push(if creatable {
+                format!(
+                    "[init] {key} {} does not exist yet; it is created at start (mount it from the host to keep its files)",
+                    dir.display()
+                )
+            } else {
+                format!(
+                    "[init] {key} {} does not exist and could not be created by this user; mount a writable directory there at run time, or ctrlinit will not start",
+                    dir.display()
+                )
+            });
         } else if nix::unistd::access(dir.as_path(), nix::unistd::AccessFlags::W_OK).is_err() {
             out.push(format!(
-                "[init] {key} {} is not writable by this user",
+                "[init] {key} {} is not writable by this user; ctrlinit will not start unless it is at run time",
                 dir.display()
             ));
         }

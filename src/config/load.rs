@@ -60,11 +60,9 @@ impl Overrides {
         }
         if let Some(d) = &self.log_dir {
             config.init.log_dir = d.clone();
-            config.init.log_dir_configured = true;
         }
         if let Some(d) = &self.crash_dir {
             config.init.crash_dir = d.clone();
-            config.init.crash_dir_configured = true;
         }
     }
 }

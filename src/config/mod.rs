@@ -65,12 +65,8 @@ pub struct InitSettings {
     pub exit_code: u8,
     /// Directory for program log files and ctrlinit's own log.
     pub log_dir: PathBuf,
-    /// Whether `log_dir` was set in the config (then an unusable one is an error, not a warning).
-    pub log_dir_configured: bool,
     /// Directory for core files and crash reports.
     pub crash_dir: PathBuf,
-    /// Whether `crash_dir` was set in the config.
-    pub crash_dir_configured: bool,
     /// How program lines reach the console.
     pub console: ConsoleMode,
     /// Control socket path.
@@ -93,9 +89,7 @@ impl Default for InitSettings {
             stop_timeout: Duration::from_secs(9),
             exit_code: 75,
             log_dir: PathBuf::from("/var/log/ctrlinit"),
-            log_dir_configured: false,
             crash_dir: PathBuf::from("/var/crash/ctrlinit"),
-            crash_dir_configured: false,
             console: ConsoleMode::Prefix,
             socket: PathBuf::from("/run/ctrlinit.sock"),
             socket_group: None,

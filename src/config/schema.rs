@@ -97,13 +97,11 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
         init.log_dir = r
             .string(v, "init.log_dir")
             .map_or(init.log_dir, PathBuf::from);
-        init.log_dir_configured = true;
     }
     if let Some(v) = get(table, "crash_dir") {
         init.crash_dir = r
             .string(v, "init.crash_dir")
             .map_or(init.crash_dir, PathBuf::from);
-        init.crash_dir_configured = true;
     }
     if let Some(v) = get(table, "console") {
         let choices = [
