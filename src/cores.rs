@@ -24,6 +24,18 @@ pub const REPORT_DELAY: Duration = Duration::from_millis(20);
 /// Lines of output a report carries.
 pub const REPORT_LINES: usize = 50;
 
+/// Whether ctrlinit can compute a core's file name from `pattern`: only the pid (`%p`, `%P`,
+/// `%i`, `%I`), the executable's name (`%e`) and `%%` are known to it.
+fn names_predictable(pattern: &str) -> bool {
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c == '%' && !matches!(chars.next(), Some('p' | 'P' | 'i' | 'I' | 'e' | '%')) {
+            return false;
+        }
+    }
+    true
+}
+
 /// Where the kernel sends core dumps, from `/proc/sys/kernel/core_pattern`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CorePattern {
@@ -60,6 +72,9 @@ impl CorePattern {
         match self {
             CorePattern::Relative(p) => format!(
                 "core_pattern {p:?} is relative: cores land in the program's working directory; ctrlinit moves them to crash_dir"
+            ),
+            CorePattern::Absolute(p) if !names_predictable(p) => format!(
+                "core_pattern {p:?} is an absolute path whose file names ctrlinit cannot predict (time, host, uid …): cores stay there; crash reports say one was dumped"
             ),
             CorePattern::Absolute(p) => format!(
                 "core_pattern {p:?} is an absolute path: ctrlinit collects cores found there into crash_dir"
@@ -236,6 +251,7 @@ pub fn write_report(
         core_dumped,
         &dir.join(format!("{base}.core")),
     );
+    let (core, core_note) = keep_core(&dir, crash_dir, info, max_total, core, core_note);
     let report = Report {
         program: &info.program,
         pid: info.pid,
@@ -255,9 +271,31 @@ pub fn write_report(
     let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
     std::fs::write(&path, json)?;
     retain(&dir, "json", info.max_reports as usize);
-    retain(&dir, "core", info.max_cores as usize);
     cap_total(crash_dir, max_total);
     Ok(Written { report: path, core })
+}
+
+/// Applies the core limits before the report is written, so that the report never points at a
+/// core that retention removed at once (`max_cores = 0`, or a core over the total size cap).
+fn keep_core(
+    dir: &Path,
+    crash_dir: &Path,
+    info: &CrashInfo,
+    max_total: u64,
+    core: Option<PathBuf>,
+    note: String,
+) -> (Option<PathBuf>, String) {
+    let Some(path) = core else {
+        return (None, note);
+    };
+    retain(dir, "core", info.max_cores as usize);
+    cap_total(crash_dir, max_total);
+    if path.exists() {
+        (Some(path), note)
+    } else {
+        let why = "removed at once to respect max_cores / crash_max_size";
+        (None, format!("{note}; {why}"))
+    }
 }
 
 fn collect_core(

@@ -392,3 +392,34 @@ fn in_a_crash_loop_each_report_gets_its_own_core() {
         problems.join("\n")
     );
 }
+
+#[test]
+fn a_core_over_the_limits_is_not_kept_and_its_report_says_so() {
+    // max_cores = 0: every core is removed at once; so is one that alone passes the total cap
+    // (a shell's core is larger than 64 KiB; six reports are not).
+    for (init_table, program_extra) in [
+        ("", "max_cores = 0"),
+        ("[init]\ncrash_max_size = \"64KiB\"", ""),
+    ] {
+        let (_init, runs, dir) = crash_loop(init_table, program_extra, "");
+        let last = runs[5];
+        let report = files(&dir, "json")
+            .into_iter()
+            .find(|p| parse_name(p).1 == last)
+            .expect("the last run's report");
+        let v = json(&report);
+        assert!(v["core_dumped"].as_bool().unwrap(), "{v}");
+        assert!(
+            v["core"].is_null(),
+            "the report points at a removed core: {v}"
+        );
+        assert!(
+            v["core_note"].as_str().unwrap().contains("removed at once"),
+            "{v}"
+        );
+        assert!(
+            files(&dir, "core").is_empty(),
+            "{init_table}{program_extra}"
+        );
+    }
+}
