@@ -277,3 +277,17 @@ command = ["/bin/sleep", "1000"]
     );
     assert_eq!(pid_of(&init, "other"), other);
 }
+
+#[test]
+fn a_reload_says_which_init_settings_wait_for_the_next_start() {
+    let init = init().file("a.toml", BEFORE).start();
+    wait_states(&init, &["keep=running"]);
+    write_conf(&init, "0-init.toml", "[init]\nsocket_group = \"root\"\n");
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("[init] socket_group changed: it takes effect at the next start"),
+        "{out}"
+    );
+    assert!(!out.contains("log_dir"), "{out}");
+}

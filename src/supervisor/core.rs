@@ -970,13 +970,29 @@ impl Core {
                 v.join(", ")
             }
         };
-        format!(
+        let mut summary = format!(
             "added {}; removed {}; changed {}; {} unchanged",
             list(&added),
             list(&removed),
             list(&changed),
             config.programs.len() - added.len() - changed.len()
-        )
+        );
+        // Opened or bound once at start: say so rather than seem to apply them.
+        let (old, new) = (&self.init, &config.init);
+        let fixed = [
+            ("log_dir", old.log_dir != new.log_dir),
+            ("crash_dir", old.crash_dir != new.crash_dir),
+            ("socket", old.socket != new.socket),
+            ("socket_group", old.socket_group != new.socket_group),
+        ];
+        for (key, differs) in fixed {
+            if differs {
+                summary.push_str(&format!(
+                    "; [init] {key} changed: it takes effect at the next start"
+                ));
+            }
+        }
+        summary
     }
 
     /// Names added, removed and changed by `config`.
