@@ -39,7 +39,11 @@ fn run_init_as_nobody(dir: &Path, conf: &Path, args: &[&str]) -> Ran {
         .arg(conf)
         .args(args)
         .env("CTRLINIT_LOG", "debug")
-        .env("CTRLINIT_SOCKET", dir.join("out/ctrlinit.sock"));
+        .env("CTRLINIT_SOCKET", dir.join("out/ctrlinit.sock"))
+        // The default /var/log/ctrlinit and /var/crash/ctrlinit are root's: as for an image
+        // run as another user, the directories are given.
+        .env("CTRLINIT_LOG_DIR", dir.join("out/log"))
+        .env("CTRLINIT_CRASH_DIR", dir.join("out/crash"));
     run_with_deadline(cmd, DEADLINE)
 }
 
