@@ -107,9 +107,11 @@ fn a_diamond_after_a_oneshot_starts_each_program_once_its_dependencies_are_met()
 type = "oneshot"
 command = ["/bin/sh", "-c", "echo prov >> {dir}/order"]
 
+# Ready once it has written its line, so the order file shows the order of readiness.
 [program.base]
-command = ["/bin/sh", "-c", "echo base >> {dir}/order; exec sleep 1000"]
+command = ["/bin/sh", "-c", "echo base >> {dir}/order; touch {dir}/base.ready; exec sleep 1000"]
 depends_on = ["prov"]
+ready = { file = "{dir}/base.ready", interval = "10ms" }
 
 [program.left]
 command = ["/bin/sh", "-c", "echo left >> {dir}/order; exec sleep 1000"]
