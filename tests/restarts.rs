@@ -35,7 +35,16 @@ backoff = {{ initial = "0s", max = "0s" }}
 }
 
 fn escalation(init_table: &str, code: i32) {
-    let mut init = init().file("a.toml", &crash_loop(init_table)).start();
+    let builder = init().file("a.toml", &crash_loop(init_table));
+    // Where Kubernetes' termination message file exists, the reason is written there.
+    let termination_log = builder.dir().join("termination-log");
+    std::fs::write(&termination_log, "").unwrap();
+    let mut init = builder
+        .env(
+            "CTRLINIT_TERMINATION_LOG",
+            termination_log.to_str().unwrap(),
+        )
+        .start();
     // crashy starts failing only once the harness has seen ctrlinit alive.
     std::fs::write(init.dir().join("go"), "").unwrap();
     assert_eq!(init.wait_exit(DEADLINE), code);
@@ -49,6 +58,14 @@ fn escalation(init_table: &str, code: i32) {
     assert!(
         out.contains(&format!("stopping the container with exit code {code}")),
         "{out}"
+    );
+    let message = std::fs::read_to_string(&termination_log).unwrap();
+    assert!(
+        message.starts_with(line)
+            && message
+                .trim_end()
+                .ends_with(&format!("stopping the container with exit code {code}")),
+        "termination log: {message:?}"
     );
     // The other programs were stopped gracefully, dependents first, before ctrlinit exited.
     assert_eq!(

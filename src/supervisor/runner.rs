@@ -779,11 +779,14 @@ fn log_notice(n: &Notice) {
 
 /// Kubernetes reads `/dev/termination-log` for a terminated container's reason.
 fn write_termination_log(line: &str) {
-    let path = std::path::Path::new("/dev/termination-log");
+    // Kubernetes' default terminationMessagePath; a pod that sets another one says so here.
+    let path = std::env::var_os("CTRLINIT_TERMINATION_LOG")
+        .filter(|p| !p.is_empty())
+        .map_or_else(|| "/dev/termination-log".into(), std::path::PathBuf::from);
     if !path.exists() {
         return;
     }
-    if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(path) {
+    if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&path) {
         let _ = writeln!(f, "{line}");
     }
 }
