@@ -12,10 +12,20 @@ use common::*;
 
 const ONE: &str = "[program.svc]\ncommand = [\"/bin/sleep\", \"1000\"]\n";
 
-fn open_fds(pid: i32) -> usize {
+/// The sockets `pid` holds open, by inode (`socket:[123]`). Counting descriptors instead is
+/// fragile: a connection that was closing when the "before" count was taken (the `status --wait`
+/// client just hung up) makes the baseline one too high for as long as the server takes to see
+/// it, and its number is then reused by a new connection.
+fn open_sockets(pid: i32) -> std::collections::HashSet<String> {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|d| d.count())
-        .unwrap_or(0)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .map(|t| t.to_string_lossy().into_owned())
+                .filter(|t| t.starts_with("socket:"))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]
@@ -68,7 +78,7 @@ fn event_streams_whose_clients_hang_up_are_closed_at_once() {
     let init = init().file("a.toml", ONE).start();
     let (code, out) = init.ctl(&["status", "--wait", "svc=running", "--timeout", "20s"]);
     assert_eq!(code, 0, "{out}");
-    let before = open_fds(init.pid);
+    let before = open_sockets(init.pid);
     let n = 50;
     let streams: Vec<UnixStream> = (0..n)
         .map(|_| {
@@ -77,18 +87,18 @@ fn event_streams_whose_clients_hang_up_are_closed_at_once() {
             s
         })
         .collect();
+    // Sockets that were not there before: the server's ends of these connections.
+    let new = |init: &Init| open_sockets(init.pid).difference(&before).count();
     wait_until("the event streams to be served", DEADLINE, || {
-        (open_fds(init.pid) >= before + n).then_some(())
+        (new(&init) >= n).then_some(())
     });
     drop(streams);
     // No event happens meanwhile: the server notices the hang-ups themselves.
-    let left = wait_until_soft(Duration::from_secs(10), || {
-        (open_fds(init.pid) <= before + 2).then_some(())
-    });
+    let left = wait_until_soft(Duration::from_secs(10), || (new(&init) == 0).then_some(()));
     assert!(
         left.is_some(),
-        "{} descriptors still open after the clients left (was {before})",
-        open_fds(init.pid)
+        "{} of the {n} connections still open after their clients left",
+        new(&init)
     );
     let (code, out) = init.ctl(&["status", "svc"]);
     assert_eq!(code, 0, "{out}");
