@@ -93,7 +93,9 @@ const CASES: &[Case] = &[
         class: "bad duration",
         file: "10-a.toml",
         on_line: "5 parsecs",
-        says: &["program.dur.stop_timeout: \"5 parsecs\" is not a duration"],
+        says: &[
+            "program.dur.stop_timeout: `5 parsecs`: unknown unit `parsecs` — use a number and a unit: 500ms, 5s, 2m, 1h",
+        ],
     },
     Case {
         class: "bad signal name",
@@ -273,7 +275,9 @@ fn each_error_class_alone_exits_2_with_its_message() {
                 ("a.toml", "[init]\nstop_timeout = \"soon\"\n"),
                 ("b.toml", valid),
             ],
-            &["a.toml:2: init.stop_timeout: \"soon\" is not a duration"],
+            &[
+                "a.toml:2: init.stop_timeout: `soon` is not a duration — use a number and a unit: 500ms, 5s, 2m, 1h",
+            ],
         ),
         (
             "bad signal name",
@@ -297,7 +301,18 @@ fn each_error_class_alone_exits_2_with_its_message() {
                 "a.toml",
                 "[program.web]\ncommand = [\"/bin/true\"]\ndepends_on = [\"db\"]\n",
             )],
-            &["a.toml:3: program.web.depends_on.db: `web` depends on `db`, which is not defined"],
+            &[
+                "a.toml:3: program.web.depends_on.db: `web` depends on `db`, which is not defined",
+                "fix: define [program.db], or remove the dependency",
+            ],
+        ),
+        (
+            "misspelt dependency",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\ndepends_on = [\"postgress\"]\n[program.postgres]\ncommand = [\"/bin/true\"]\n[program.cache]\ncommand = [\"/bin/true\"]\n",
+            )],
+            &["fix: did you mean `postgres`? Otherwise define [program.postgress]"],
         ),
         (
             "self dependency",

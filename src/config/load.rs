@@ -288,19 +288,12 @@ fn resolve_deps(
     let mut out = Vec::new();
     for d in deps {
         let Some(kind) = kinds.get(&d.name) else {
-            let mut known: Vec<&String> = kinds.keys().collect();
-            known.sort();
-            let known: Vec<&str> = known.iter().map(|s| s.as_str()).collect();
             errors.push(ConfigError {
                 file: file.to_path_buf(),
                 line: line(d),
                 key: key(d),
                 message: format!("`{name}` depends on `{}`, which is not defined", d.name),
-                fix: Some(format!(
-                    "define [program.{}] or depend on one of: {}",
-                    d.name,
-                    known.join(", ")
-                )),
+                fix: Some(missing_dependency_fix(name, &d.name, kinds)),
             });
             continue;
         };
@@ -338,6 +331,30 @@ fn resolve_deps(
         });
     }
     out
+}
+
+/// The fix for a dependency on an undefined program: the closest defined name (a typo, most
+/// likely), else the names there are. The dependent itself is never offered.
+fn missing_dependency_fix(dependent: &str, missing: &str, kinds: &HashMap<String, Kind>) -> String {
+    let mut others: Vec<&str> = kinds
+        .keys()
+        .map(String::as_str)
+        .filter(|n| *n != dependent)
+        .collect();
+    others.sort_unstable();
+    let closest = others
+        .iter()
+        .map(|n| (strsim::levenshtein(n, missing), *n))
+        .filter(|(d, n)| *d <= 2.max(missing.len().min(n.len()) / 3))
+        .min();
+    match (closest, others.is_empty()) {
+        (Some((_, n)), _) => format!("did you mean `{n}`? Otherwise define [program.{missing}]"),
+        (None, true) => format!("define [program.{missing}], or remove the dependency"),
+        (None, false) => format!(
+            "define [program.{missing}], or depend on one of: {}",
+            others.join(", ")
+        ),
+    }
 }
 
 fn check_cycles(specs: &[ProgramSpec], errors: &mut Vec<ConfigError>) {

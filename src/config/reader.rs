@@ -187,8 +187,11 @@ impl<'a> Reader<'a> {
                 self.error(
                     &v.span(),
                     key,
-                    format!("{s:?} is not a duration ({e})"),
-                    Some(r#"write a duration such as "500ms", "5s" or "2m""#.into()),
+                    e,
+                    Some(
+                        r#"write a duration in quotes, such as "500ms", "5s", "1m 30s" or "2h""#
+                            .into(),
+                    ),
                 );
                 None
             }
