@@ -78,6 +78,7 @@ fn bench(c: &mut Criterion) {
                 Input::Reaped {
                     pid: black_box(999_999),
                     exit: Exit::Code(0),
+                    group_empty: true,
                 },
                 t0,
             ))
@@ -95,7 +96,14 @@ fn bench(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 now += Duration::from_secs(2);
-                let a = core.handle(Input::Reaped { pid, exit: KILLED }, now);
+                let a = core.handle(
+                    Input::Reaped {
+                        pid,
+                        exit: KILLED,
+                        group_empty: true,
+                    },
+                    now,
+                );
                 black_box(&a);
                 let a = core.handle(Input::GroupGone { prog }, now);
                 debug_assert!(a.iter().any(|a| matches!(a, Action::Spawn { .. })));
@@ -116,6 +124,7 @@ fn bench(c: &mut Criterion) {
                     Input::Reaped {
                         pid: victim,
                         exit: KILLED,
+                        group_empty: true,
                     },
                     t0,
                 );

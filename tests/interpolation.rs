@@ -55,7 +55,7 @@ env = { GREETING = "hello ${CTRLINIT_T_SET}", LITERAL = "$${NOT_EXPANDED}" }
         env.lines().collect::<Vec<_>>(),
         vec!["hello from-env", "${NOT_EXPANDED}"]
     );
-    init.wait_for_line("argv: stopping -> completed: exit status 0");
+    init.wait_for_line("argv: starting -> completed: exit status 0");
 }
 
 #[test]

@@ -20,7 +20,7 @@ command = ["/bin/sh", "-c", "for i in 1 2 3 4 5; do (setsid /bin/sh -c 'echo $$$
 fn not_pid1_registers_as_subreaper_and_reaps_orphans() {
     let mut init = init().without_namespace().file("a.toml", DAEMONS).start();
     init.wait_for_line("registered as child subreaper");
-    init.wait_for_line("spawner: stopping -> completed");
+    init.wait_for_line("spawner: starting -> completed");
     let orphans: Vec<i32> = wait_for_lines_in(&init.dir().join("orphans"), 5)
         .iter()
         .map(|l| l.trim().parse().unwrap())

@@ -74,7 +74,7 @@ fn escalation(init_table: &str, code: i32) {
         "{out}"
     );
     let lines = init.lines();
-    let exhausted = index_of_line(&lines, "crashy: stopping -> exhausted").expect("exhausted");
+    let exhausted = index_of_line(&lines, "crashy: running -> exhausted").expect("exhausted");
     let api_stopped = index_of_line(&lines, "api: stopping -> stopped").expect("api stopped");
     let db_stopping = index_of_line(&lines, "db: running -> stopping").expect("db stopping");
     let exit = index_of_line(&lines, &format!("exiting with status {code}")).expect("exit line");
@@ -340,7 +340,7 @@ depends_on = ["slow"]
     );
     assert_eq!(file_lines(&init.dir().join("runs")).len(), 2);
     assert!(
-        out.contains("dependent: waiting for slow to be ready"),
+        out.contains("dependent: stopped -> waiting: waiting for slow to be ready"),
         "{out}"
     );
     assert!(!init.dir().join("dependent-started").exists());

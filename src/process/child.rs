@@ -10,6 +10,39 @@
 /// A limit as the child applies it: resource, soft, hard.
 pub(super) type RawLimit = (libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t);
 
+/// The steps of the child that can fail, as reported through the status pipe (with the errno),
+/// so the parent can say which one failed: a missing working directory is not a missing program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub(super) enum Step {
+    /// `execve` of every candidate path.
+    Exec = 0,
+    /// Putting stdin, stdout and stderr in place.
+    Stdio = 1,
+    /// `setsid`.
+    Session = 2,
+    /// `chdir` to the working directory.
+    Workdir = 3,
+    /// `setrlimit`.
+    Rlimit = 4,
+    /// `setgroups`, `setgid`, `setuid`.
+    Identity = 5,
+}
+
+impl Step {
+    /// The step a status-pipe code names.
+    pub(super) fn from_code(code: i32) -> Step {
+        match code {
+            1 => Step::Stdio,
+            2 => Step::Session,
+            3 => Step::Workdir,
+            4 => Step::Rlimit,
+            5 => Step::Identity,
+            _ => Step::Exec,
+        }
+    }
+}
+
 /// Everything the child needs, prepared by the parent.
 pub(super) struct ChildPlan<'a> {
     /// Paths to try, in order, as NUL-terminated strings.
@@ -54,16 +87,16 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
                 // Already in place (inherited stdio): make sure it survives exec.
                 libc::fcntl(fd, libc::F_SETFD, 0);
             } else if libc::dup2(fd, target) < 0 {
-                fail(plan.status_fd);
+                fail(plan.status_fd, Step::Stdio);
             }
         }
         if libc::setsid() < 0 {
-            fail(plan.status_fd);
+            fail(plan.status_fd, Step::Session);
         }
         if let Some(dir) = plan.workdir
             && libc::chdir(dir.as_ptr()) < 0
         {
-            fail(plan.status_fd);
+            fail(plan.status_fd, Step::Workdir);
         }
         reset_signal_dispositions(plan.rtmax);
         if let Some(mask) = plan.umask {
@@ -75,23 +108,23 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
                 rlim_max: hard,
             };
             if libc::setrlimit(resource, &lim) < 0 {
-                fail(plan.status_fd);
+                fail(plan.status_fd, Step::Rlimit);
             }
         }
         if let Some(groups) = plan.groups
             && libc::setgroups(groups.len(), groups.as_ptr()) < 0
         {
-            fail(plan.status_fd);
+            fail(plan.status_fd, Step::Identity);
         }
         if let Some(gid) = plan.gid
             && libc::setgid(gid) < 0
         {
-            fail(plan.status_fd);
+            fail(plan.status_fd, Step::Identity);
         }
         if let Some(uid) = plan.uid
             && libc::setuid(uid) < 0
         {
-            fail(plan.status_fd);
+            fail(plan.status_fd, Step::Identity);
         }
         // Nothing of ctrlinit's (control socket, log pipes, signalfd) may reach the program.
         libc::syscall(
@@ -118,25 +151,28 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
                 }
             }
         }
-        report(plan.status_fd, errno);
+        report(plan.status_fd, Step::Exec, errno);
     }
 }
 
-/// Reports the current errno and exits.
+/// Reports the current errno for `step` and exits.
 ///
 /// # Safety
 /// Child only.
-unsafe fn fail(status_fd: libc::c_int) -> ! {
+unsafe fn fail(status_fd: libc::c_int, step: Step) -> ! {
     // SAFETY: reading errno and the calls in `report` are async-signal-safe.
-    unsafe { report(status_fd, *libc::__errno_location()) }
+    unsafe { report(status_fd, step, *libc::__errno_location()) }
 }
 
-/// Writes `errno` to the status pipe and exits with 127 (not found) or 126.
+/// Writes `step` and `errno` to the status pipe (8 bytes: one atomic pipe write) and exits with
+/// 127 (not found) or 126.
 ///
 /// # Safety
 /// Child only.
-unsafe fn report(status_fd: libc::c_int, errno: libc::c_int) -> ! {
-    let bytes = errno.to_ne_bytes();
+unsafe fn report(status_fd: libc::c_int, step: Step, errno: libc::c_int) -> ! {
+    let mut bytes = [0u8; 8];
+    bytes[..4].copy_from_slice(&(step as i32).to_ne_bytes());
+    bytes[4..].copy_from_slice(&errno.to_ne_bytes());
     // SAFETY: write and _exit are async-signal-safe; `bytes` lives on this stack.
     unsafe {
         libc::write(status_fd, bytes.as_ptr().cast(), bytes.len());

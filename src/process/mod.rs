@@ -9,6 +9,4 @@ mod spawn;
 pub use env::{program_env, read_env_file};
 pub use exit::Exit;
 pub use pipes::output_pipes;
-pub use spawn::{
-    Launch, Output, SpawnError, Spawned, exec_failure_status, read_exec_status, spawn,
-};
+pub use spawn::{Launch, Output, SpawnError, Spawned, exec_failure_status, spawn};

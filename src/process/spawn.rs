@@ -4,10 +4,11 @@
 //! descriptors) is built before the child exists; the child then only makes async-signal-safe
 //! system calls (see [`child`](super::child)). The child is created as posix_spawn creates one,
 //! sharing the address space until its exec (no page-table copy, no copy-on-write faults), so
-//! `spawn` returns once the child has exec'd: a few system calls. Whether the exec worked is
-//! reported through a close-on-exec pipe: end of file means the exec happened; four bytes are the
-//! errno of a failed exec, after which the child exits with 127 (not found) or 126 (not
-//! executable), like a shell.
+//! `spawn` returns once the child has exec'd or given up: a few system calls. A child that cannot
+//! exec writes the errno to a close-on-exec pipe before it exits with 127 (not found) or 126 (not
+//! executable), like a shell; the parent resumes only after that exit or a successful exec (that
+//! is what CLONE_VFORK waits for), so `spawn` knows at once whether the program runs, and a
+//! failed exec is a [`SpawnError`], never a process that seemed to start.
 //!
 //! The child is reaped by ctrlinit's own `waitpid(-1)` loop, like every other process.
 
@@ -18,7 +19,7 @@ use std::path::Path;
 
 use nix::fcntl::OFlag;
 
-use super::child::{ChildPlan, RawLimit, run_child};
+use super::child::{ChildPlan, RawLimit, Step, run_child};
 use crate::config::{RlimitSetting, RunAs};
 use crate::process::Exit;
 
@@ -56,13 +57,16 @@ pub struct Launch<'a> {
     pub stderr: Output,
 }
 
-/// Why a spawn failed before any process existed, with the status a shell would give.
+/// Why a program did not start, with the status a shell would give.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpawnError {
     /// 127 (not found) or 126 (not executable, or the setup failed).
     pub exit: Exit,
     /// The OS error.
     pub message: String,
+    /// Whether the command itself could not be executed (a missing or non-executable file), as
+    /// opposed to a setup step (pipes, the working directory, the env_file) failing.
+    pub exec_failed: bool,
 }
 
 /// A started child.
@@ -70,9 +74,6 @@ pub struct SpawnError {
 pub struct Spawned {
     /// Its pid (also its process group and session).
     pub pid: i32,
-    /// Read end of the exec-status pipe: end of file once the exec happened, or the errno of a
-    /// failed exec (4 bytes, native endian).
-    pub exec_status: OwnedFd,
 }
 
 /// The exit status of a child whose exec failed with `errno`.
@@ -89,6 +90,7 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
     let setup_error = |what: &str, e: &dyn std::fmt::Display| SpawnError {
         exit: Exit::Code(126),
         message: format!("{}: {what}: {e}", launch.argv[0]),
+        exec_failed: false,
     };
     let cstring = |bytes: Vec<u8>| {
         CString::new(bytes).map_err(|e| setup_error("a NUL byte in an argument or variable", &e))
@@ -141,7 +143,9 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
     };
     let stdout = to_fd(launch.stdout)?;
     let stderr = to_fd(launch.stderr)?;
-    let (status_r, status_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC)
+    // Non-blocking: once the child has exec'd, its copy of the write end may still be open for a
+    // moment (close-on-exec runs late in exec), and reading must not wait for that.
+    let (status_r, status_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)
         .map_err(|e| setup_error("cannot create a pipe", &e))?;
 
     // SAFETY: geteuid has no preconditions.
@@ -174,10 +178,28 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
     };
     let pid = clone_and_run(&plan).map_err(|e| setup_error("cannot create a process", &e))?;
     drop(status_w);
-    Ok(Spawned {
-        pid,
-        exec_status: status_r,
-    })
+    // The child has exec'd or exited by now (CLONE_VFORK); a failure wrote its errno first. The
+    // failed child is left for the reaper like any other process.
+    if let Some((step, errno)) = read_exec_status(&status_r) {
+        let status = exec_failure_status(errno);
+        let os = std::io::Error::from_raw_os_error(errno);
+        let what = match step {
+            Step::Exec => format!("cannot execute {:?}", launch.argv[0]),
+            Step::Workdir => format!(
+                "cannot change to its workdir {:?}",
+                launch.workdir.unwrap_or(Path::new("")).display()
+            ),
+            Step::Identity => "cannot switch to its user and groups".to_string(),
+            Step::Rlimit => "cannot set its rlimits".to_string(),
+            Step::Stdio | Step::Session => "cannot set up the new process".to_string(),
+        };
+        return Err(SpawnError {
+            exit: Exit::Code(status),
+            message: format!("{what}: {os} (exit status {status})"),
+            exec_failed: step == Step::Exec,
+        });
+    }
+    Ok(Spawned { pid })
 }
 
 /// Stack for the child until it execs (it only makes system calls, so little is needed).
@@ -218,12 +240,16 @@ fn clone_and_run(plan: &ChildPlan<'_>) -> std::io::Result<i32> {
     }
 }
 
-/// Reads the exec-status pipe without blocking: `Some(errno)` for a failed exec, `None` when the
-/// exec happened (or has not yet: then the caller waits for readability first).
-pub fn read_exec_status(fd: &OwnedFd) -> Option<i32> {
-    let mut buf = [0u8; 4];
+/// Reads the exec-status pipe without blocking: the failed step and its errno (written before
+/// the child exited), or `None` when the exec happened.
+fn read_exec_status(fd: &OwnedFd) -> Option<(Step, i32)> {
+    let mut buf = [0u8; 8];
     match nix::unistd::read(fd, &mut buf) {
-        Ok(4) => Some(i32::from_ne_bytes(buf)),
+        Ok(8) => {
+            let step = i32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]);
+            let errno = i32::from_ne_bytes([buf[4], buf[5], buf[6], buf[7]]);
+            Some((Step::from_code(step), errno))
+        }
         _ => None,
     }
 }

@@ -43,14 +43,17 @@ pub enum Input {
         /// Main process (also its process group).
         pid: i32,
     },
-    /// A requested spawn failed (exec error, bad workdir, unreadable env_file …).
+    /// A requested spawn failed (exec error, bad workdir, unreadable env_file …): the program
+    /// never ran.
     SpawnFailed {
         /// Program index.
         prog: usize,
         /// 127 (not found) or 126 (not executable).
         exit: Exit,
-        /// The OS error, for the log.
+        /// What failed and the OS error, for the log.
         error: String,
+        /// Whether the command itself could not be executed (the fix is then in `command`).
+        exec_failed: bool,
     },
     /// A process was reaped.
     Reaped {
@@ -58,6 +61,8 @@ pub enum Input {
         pid: i32,
         /// How it ended.
         exit: Exit,
+        /// Whether its process group was empty once it was reaped (nothing left to stop).
+        group_empty: bool,
     },
     /// The process group of a program whose leader is gone is empty.
     GroupGone {
@@ -303,10 +308,17 @@ impl Core {
             Input::Boot => self.boot(now, &mut acts),
             Input::Tick => self.tick(now, &mut acts),
             Input::Spawned { prog, pid } => self.spawned(prog, pid, now, &mut acts),
-            Input::SpawnFailed { prog, exit, error } => {
-                self.spawn_failed(prog, exit, &error, now, &mut acts)
-            }
-            Input::Reaped { pid, exit } => self.reaped(pid, exit, now, &mut acts),
+            Input::SpawnFailed {
+                prog,
+                exit,
+                error,
+                exec_failed,
+            } => self.spawn_failed(prog, exit, &error, exec_failed, now, &mut acts),
+            Input::Reaped {
+                pid,
+                exit,
+                group_empty,
+            } => self.reaped(pid, exit, group_empty, now, &mut acts),
             Input::GroupGone { prog } => self.group_gone(prog, now, &mut acts),
             Input::Ready { prog, run } => self.ready(prog, run, now, &mut acts),
             Input::FinishSpawned { prog, pid } => {
@@ -332,7 +344,30 @@ impl Core {
             Input::Reload(config) => self.begin_reload(*config, now, &mut acts),
         }
         self.settle(now, &mut acts);
+        self.announce_waiting(&mut acts);
         acts
+    }
+
+    /// Announces the programs left waiting by this decision (a program that waited only on its
+    /// way to `starting` is never said to wait).
+    fn announce_waiting(&mut self, acts: &mut Vec<Action>) {
+        for i in 0..self.programs.len() {
+            let p = &self.programs[i];
+            if p.state() != State::Waiting || p.announced == State::Waiting {
+                continue;
+            }
+            // Said as things stand once the whole decision is made (a dependency checked
+            // earlier in it may have been spawned since).
+            if let Some((dep, why)) = self.unmet_dependency(i) {
+                self.programs[i].waiting_for = Some(dep);
+                self.programs[i].waiting_why = Some(why);
+            }
+            let why = self.programs[i]
+                .waiting_why
+                .as_ref()
+                .map_or_else(String::new, |w| format!("waiting for {w}"));
+            self.announce(i, State::Waiting, why, Level::Info, acts);
+        }
     }
 
     fn boot(&mut self, now: Instant, acts: &mut Vec<Action>) {
@@ -351,6 +386,8 @@ impl Core {
         let p = &mut self.programs[i];
         p.run_started = Some(now);
         p.signals_sent = 0;
+        p.failed_to_start = false;
+        p.last_start_error = None;
         let run = p.run;
         let spec = Arc::clone(&p.spec);
         let (phase, why) = match (spec.kind, &spec.ready) {
@@ -381,6 +418,7 @@ impl Core {
         i: usize,
         exit: Exit,
         error: &str,
+        exec_failed: bool,
         now: Instant,
         acts: &mut Vec<Action>,
     ) {
@@ -390,12 +428,20 @@ impl Core {
         let p = &mut self.programs[i];
         p.last_exit = Some(exit);
         p.run_started = Some(now);
-        let msg = format!(
-            "{}: failed to start {:?}: {error} ({exit})",
-            p.name(),
-            p.spec.command[0]
-        );
-        self.notice(Some(i), Level::Error, None, msg, acts);
+        p.failed_to_start = true;
+        // Told in full once: a loop of the same failure is then told by its backoff lines.
+        if p.last_start_error.as_deref() != Some(error) {
+            p.last_start_error = Some(error.to_string());
+            let mut msg = format!("{}: {error}", p.name());
+            if exec_failed {
+                msg.push_str(&format!(
+                    "\n    fix: install {:?} in the image (executable), or correct program.{}.command; `ctrlinit check` warns about commands it cannot find",
+                    p.spec.command[0],
+                    p.name()
+                ));
+            }
+            self.notice(Some(i), Level::Error, None, msg, acts);
+        }
         self.complete(
             i,
             After::Policy {
@@ -421,7 +467,14 @@ impl Core {
         }
     }
 
-    fn reaped(&mut self, pid: i32, exit: Exit, now: Instant, acts: &mut Vec<Action>) {
+    fn reaped(
+        &mut self,
+        pid: i32,
+        exit: Exit,
+        group_empty: bool,
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
         let Some(i) = self.owner_of(pid) else {
             return;
         };
@@ -431,15 +484,17 @@ impl Core {
             self.complete(i, then, now, acts);
             return;
         }
-        self.main_exited(i, pid, exit, now, acts);
+        self.main_exited(i, pid, exit, group_empty, now, acts);
     }
 
-    /// The main process of program `i` ended: stop the rest of its group, then decide.
+    /// The main process of program `i` ended: stop the rest of its group (when anything is
+    /// left of it), then decide.
     fn main_exited(
         &mut self,
         i: usize,
         pid: i32,
         exit: Exit,
+        group_empty: bool,
         now: Instant,
         acts: &mut Vec<Action>,
     ) {
@@ -467,6 +522,9 @@ impl Core {
                 s.leader = None;
                 let msg = format!("{}: pid {pid} ended ({exit})", self.programs[i].name());
                 self.notice(Some(i), Level::Info, None, msg, acts);
+                if group_empty {
+                    self.group_gone(i, now, acts);
+                }
             }
             Phase::Starting { .. } | Phase::Running { .. } => {
                 let then = if p.wants_up() {
@@ -476,21 +534,25 @@ impl Core {
                 } else {
                     After::Target
                 };
-                let kill_at = self.kill_deadline(i, now);
-                let why = format!(
-                    "pid {pid} ended ({exit}) after {}; stopping the rest of its process group",
-                    fmt_duration(uptime)
-                );
-                self.signal_run(i, pid, stop_signal, acts);
-                let phase = Phase::Stopping(Stopping {
-                    pgid: pid,
-                    leader: None,
-                    kill_at: Some(kill_at),
-                    give_up_at: None,
-                    then,
-                });
-                // Usually over at once; the decision that follows says how the run ended.
-                self.set_phase_at(i, phase, now, why, Level::Debug, acts);
+                if group_empty {
+                    // Nothing left to stop: the decision says how the run ended.
+                    self.run_finish_or_complete(i, then, now, acts);
+                } else {
+                    let kill_at = self.kill_deadline(i, now);
+                    let why = format!(
+                        "pid {pid} ended ({exit}) after {}; stopping the rest of its process group",
+                        fmt_duration(uptime)
+                    );
+                    self.signal_run(i, pid, stop_signal, acts);
+                    let phase = Phase::Stopping(Stopping {
+                        pgid: pid,
+                        leader: None,
+                        kill_at: Some(kill_at),
+                        give_up_at: None,
+                        then,
+                    });
+                    self.set_phase(i, phase, now, why, acts);
+                }
             }
             _ => {}
         }
@@ -581,6 +643,7 @@ impl Core {
         let exit = p.last_exit;
         let verdict = policy::decide(&spec, &mut p.history, exit, forced_failure, ran_for, now);
         let how = match exit {
+            Some(e) if p.failed_to_start => format!("failed to start ({e})"),
             Some(e) if !forced_failure => format!("{e} after {}", fmt_duration(ran_for)),
             _ => format!("not ready within {}", fmt_duration(spec.ready_timeout)),
         };
@@ -1225,10 +1288,16 @@ impl Core {
                 self.set_phase(i, Phase::Spawning, now, String::new(), acts);
             }
             Some((dep, why)) => {
-                if self.programs[i].waiting_for.as_deref() != Some(dep.as_str()) {
-                    let msg = format!("{}: waiting for {why}", self.programs[i].name());
-                    self.notice(Some(i), Level::Info, None, msg, acts);
-                    self.programs[i].waiting_for = Some(dep);
+                let p = &mut self.programs[i];
+                if p.waiting_for.as_deref() != Some(dep.as_str()) {
+                    p.waiting_for = Some(dep);
+                    p.waiting_why = Some(why.clone());
+                    // Once it has been said to wait, say what it waits for next; the first
+                    // time, the announced change to `waiting` says it.
+                    if p.announced == State::Waiting {
+                        let msg = format!("{}: waiting for {why}", p.name());
+                        self.notice(Some(i), Level::Info, None, msg, acts);
+                    }
                 }
             }
         }
@@ -1287,13 +1356,13 @@ impl Core {
         let level = match phase.state() {
             State::Exhausted => Level::Error,
             State::Backoff => Level::Warn,
-            // Waiting is announced by the "waiting for" notice, or is over at once.
-            State::Waiting => Level::Debug,
             _ => Level::Info,
         };
         self.set_phase_at(i, phase, now, why, level, acts);
     }
 
+    /// Moves program `i` to `phase`. Entering `waiting` is announced at the end of the decision,
+    /// and only if the program is still waiting then (see [`Core::announce_waiting`]).
     fn set_phase_at(
         &mut self,
         i: usize,
@@ -1313,6 +1382,17 @@ impl Core {
         p.since = now;
         if to != State::Waiting {
             p.waiting_for = None;
+            p.waiting_why = None;
+            self.announce(i, to, why, level, acts);
+        }
+    }
+
+    /// Tells the change from the state last announced to `to`, if they differ.
+    fn announce(&mut self, i: usize, to: State, why: String, level: Level, acts: &mut Vec<Action>) {
+        let p = &mut self.programs[i];
+        let from = std::mem::replace(&mut p.announced, to);
+        if from == to {
+            return;
         }
         let name = p.name().to_string();
         let message = if why.is_empty() {

@@ -23,6 +23,10 @@ struct Sim {
     spawned: Vec<String>,
     signals: Vec<(i32, Signal)>,
     exit: Option<i32>,
+    /// The last announced state of each program, to check every announced change starts there.
+    shown: std::collections::HashMap<String, State>,
+    /// Programs whose spawns fail as a missing executable does.
+    failing: Vec<String>,
 }
 
 fn svc(name: &str, deps: &[(&str, Condition, bool)]) -> ProgramSpec {
@@ -76,7 +80,25 @@ impl Sim {
             spawned: vec![],
             signals: vec![],
             exit: None,
+            shown: Default::default(),
+            failing: vec![],
         };
+        sim.input(Input::Boot);
+        sim
+    }
+
+    /// A simulator in which spawning any of `failing` fails with exit status 127.
+    fn with_failing_spawns(programs: Vec<ProgramSpec>, failing: &[&str]) -> Self {
+        let mut sim = Sim::new(vec![]);
+        sim.failing = failing.iter().map(|s| s.to_string()).collect();
+        let mut programs = programs;
+        programs.sort_by(|a, b| a.name.cmp(&b.name));
+        let config = Config {
+            init: InitSettings::default(),
+            programs,
+            warnings: vec![],
+        };
+        sim.core = Core::new(&config, sim.now);
         sim.input(Input::Boot);
         sim
     }
@@ -104,23 +126,50 @@ impl Sim {
 
     fn input_with(&mut self, input: Input, lingering: &[i32]) {
         let mut queue = vec![input];
-        while let Some(input) = queue.pop() {
+        while let Some(mut input) = queue.pop() {
+            // Whatever the test wrote, a reaped leader's group is empty unless it lingers.
+            if let Input::Reaped {
+                pid, group_empty, ..
+            } = &mut input
+            {
+                *group_empty = !lingering.contains(pid);
+            }
             for a in self.core.handle(input, self.now) {
                 match &a {
                     Action::Spawn { prog } => {
                         self.next_pid += 1;
-                        self.spawned
-                            .push(self.core.programs()[*prog].name().to_string());
-                        queue.insert(
-                            0,
+                        let name = self.core.programs()[*prog].name().to_string();
+                        let spawned = if self.failing.contains(&name) {
+                            Input::SpawnFailed {
+                                prog: *prog,
+                                exit: Exit::Code(127),
+                                error: "cannot execute \"/bin/ghost\": No such file or directory"
+                                    .into(),
+                                exec_failed: true,
+                            }
+                        } else {
                             Input::Spawned {
                                 prog: *prog,
                                 pid: self.next_pid,
-                            },
-                        );
+                            }
+                        };
+                        self.spawned.push(name);
+                        queue.insert(0, spawned);
                     }
                     Action::Signal { pgid, signal } => self.signals.push((*pgid, *signal)),
                     Action::Exit { code, .. } => self.exit = Some(*code),
+                    Action::Notice(n) => {
+                        if let (Some(name), Some((from, to))) = (&n.program, n.transition) {
+                            let shown = self.shown.insert(name.clone(), to);
+                            assert_eq!(
+                                shown.unwrap_or(State::Stopped),
+                                from,
+                                "{}: an announced change must start from the state last shown",
+                                n.message
+                            );
+                            assert_ne!(from, to, "{}", n.message);
+                        }
+                    }
                     _ => {}
                 }
                 self.log.push(a);
@@ -139,7 +188,11 @@ impl Sim {
 
     fn exit_main(&mut self, name: &str, exit: Exit) {
         let pid = self.pid(name);
-        self.input(Input::Reaped { pid, exit });
+        self.input(Input::Reaped {
+            pid,
+            exit,
+            group_empty: true,
+        });
     }
 
     fn advance(&mut self, d: Duration) {
@@ -216,8 +269,8 @@ fn crash_backs_off_then_restarts() {
     let first = sim.pid("api");
     sim.exit_main("api", FAIL);
     assert_eq!(sim.state("api"), State::Backoff);
-    // The rest of the group got the stop signal.
-    assert!(sim.signals.contains(&(first, Signal::SIGTERM)));
+    // Nothing was left of its group: no stop signal to send.
+    assert!(!sim.signals.contains(&(first, Signal::SIGTERM)));
     sim.advance(Duration::from_millis(50));
     assert_eq!(sim.state("api"), State::Backoff);
     sim.advance(Duration::from_millis(60));
@@ -258,6 +311,7 @@ fn exhaustion_stops_dependents_first_and_exits_with_the_escalation_code() {
             sig: 15,
             core_dumped: false,
         },
+        group_empty: true,
     });
     assert_eq!(sim.state("web"), State::Stopped);
     assert_eq!(sim.exit, Some(75));
@@ -308,6 +362,7 @@ fn readiness_timeout_is_a_failed_run() {
             sig: 15,
             core_dumped: false,
         },
+        group_empty: true,
     });
     assert_eq!(sim.state("db"), State::Backoff);
     assert_eq!(sim.core.programs()[0].history.total, 1);
@@ -317,7 +372,14 @@ fn readiness_timeout_is_a_failed_run() {
 fn a_lingering_child_is_stopped_and_killed_before_the_restart() {
     let mut sim = Sim::new(vec![svc("api", &[])]);
     let pid = sim.pid("api");
-    sim.input_with(Input::Reaped { pid, exit: FAIL }, &[pid]);
+    sim.input_with(
+        Input::Reaped {
+            pid,
+            exit: FAIL,
+            group_empty: true,
+        },
+        &[pid],
+    );
     assert_eq!(
         sim.state("api"),
         State::Stopping,
@@ -335,6 +397,7 @@ fn a_lingering_child_is_stopped_and_killed_before_the_restart() {
             sig: 9,
             core_dumped: false,
         },
+        group_empty: true,
     });
     assert_eq!(sim.state("api"), State::Backoff);
 }
@@ -368,6 +431,7 @@ fn restart_propagates_to_dependents_after_the_holder_is_ready_again() {
             sig: 15,
             core_dumped: false,
         },
+        group_empty: true,
     });
     assert_eq!(sim.state("app"), State::Waiting);
     sim.advance(Duration::from_millis(100));
@@ -407,10 +471,15 @@ fn shutdown_stops_in_reverse_order_and_kills_after_the_stop_timeout() {
             sig: 9,
             core_dumped: false,
         },
+        group_empty: true,
     });
     assert_eq!(sim.signals.last(), Some(&(db, Signal::SIGTERM)));
     assert_eq!(sim.exit, None);
-    sim.input(Input::Reaped { pid: db, exit: OK });
+    sim.input(Input::Reaped {
+        pid: db,
+        exit: OK,
+        group_empty: true,
+    });
     assert_eq!(sim.exit, Some(0));
     assert!(
         !sim.log.iter().any(|a| matches!(a, Action::Crashed { .. })),
@@ -460,6 +529,7 @@ fn main_program_status_becomes_the_exit_status() {
     sim.input(Input::Reaped {
         pid: side,
         exit: OK,
+        group_empty: true,
     });
     assert_eq!(sim.exit, Some(3));
 }
@@ -489,9 +559,17 @@ fn stop_by_hand_stops_dependents_first_and_nothing_restarts() {
     let (db, api) = (sim.pid("db"), sim.pid("api"));
     sim.input(Input::Stop(vec![sim.idx("db")]));
     assert_eq!(sim.signals, vec![(api, Signal::SIGTERM)]);
-    sim.input(Input::Reaped { pid: api, exit: OK });
+    sim.input(Input::Reaped {
+        pid: api,
+        exit: OK,
+        group_empty: true,
+    });
     assert_eq!(sim.signals.last(), Some(&(db, Signal::SIGTERM)));
-    sim.input(Input::Reaped { pid: db, exit: OK });
+    sim.input(Input::Reaped {
+        pid: db,
+        exit: OK,
+        group_empty: true,
+    });
     assert_eq!(sim.state("db"), State::Stopped);
     assert_eq!(sim.state("api"), State::Stopped);
     sim.advance(Duration::from_secs(60));
@@ -513,8 +591,16 @@ fn restart_by_hand_brings_the_set_back_in_order() {
     let (db, api) = (sim.pid("db"), sim.pid("api"));
     sim.input(Input::Restart(vec![sim.idx("db")]));
     assert_eq!(sim.signals, vec![(api, Signal::SIGTERM)]);
-    sim.input(Input::Reaped { pid: api, exit: OK });
-    sim.input(Input::Reaped { pid: db, exit: OK });
+    sim.input(Input::Reaped {
+        pid: api,
+        exit: OK,
+        group_empty: true,
+    });
+    sim.input(Input::Reaped {
+        pid: db,
+        exit: OK,
+        group_empty: true,
+    });
     assert_eq!(sim.state("db"), State::Starting);
     assert_eq!(sim.state("api"), State::Waiting);
     sim.ready("db");
@@ -524,27 +610,46 @@ fn restart_by_hand_brings_the_set_back_in_order() {
 
 #[test]
 fn exec_failure_counts_as_a_failed_run() {
-    let mut sim = Sim::new(vec![]);
-    let _ = &mut sim;
     let mut p = svc("ghost", &[]);
     p.max_restarts = 0;
-    let mut sim = Sim::new(vec![p]);
-    // The simulator spawned it; replay the failure path on a fresh core.
-    let config = Config {
-        init: InitSettings::default(),
-        programs: vec![sim.core.programs()[0].spec.as_ref().clone()],
-        warnings: vec![],
-    };
-    sim.core = Core::new(&config, sim.now);
-    let acts = sim.core.handle(Input::Boot, sim.now);
-    assert!(acts.contains(&Action::Spawn { prog: 0 }));
-    sim.input(Input::SpawnFailed {
-        prog: 0,
-        exit: Exit::Code(127),
-        error: "No such file or directory".into(),
-    });
+    let sim = Sim::with_failing_spawns(vec![p], &["ghost"]);
     assert_eq!(sim.state("ghost"), State::Exhausted);
     assert_eq!(sim.exit, Some(75));
+    // It never ran: nothing claims it was running, and the failure is said before the verdict.
+    let messages: Vec<&str> = sim
+        .log
+        .iter()
+        .filter_map(|a| match a {
+            Action::Notice(n) => Some(n.message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !messages.iter().any(|m| m.contains("-> running")),
+        "{messages:?}"
+    );
+    let error = messages.iter().position(|m| m.contains("fix: install"));
+    let verdict = messages
+        .iter()
+        .position(|m| m.contains("ghost: starting -> exhausted"));
+    assert!(error.is_some() && error < verdict, "{messages:?}");
+}
+
+#[test]
+fn the_same_start_failure_is_told_once() {
+    let mut p = svc("ghost", &[]);
+    p.max_restarts = 3;
+    let mut sim = Sim::with_failing_spawns(vec![p], &["ghost"]);
+    for _ in 0..3 {
+        sim.advance(Duration::from_secs(2));
+    }
+    let told = sim
+        .log
+        .iter()
+        .filter(|a| matches!(a, Action::Notice(n) if n.message.contains("fix: install")))
+        .count();
+    assert_eq!(told, 1);
+    assert_eq!(sim.state("ghost"), State::Exhausted);
 }
 
 #[test]
@@ -577,7 +682,11 @@ fn finish_hook_runs_before_the_restart() {
     }));
     assert_eq!(sim.state("api"), State::Stopping);
     sim.input(Input::FinishSpawned { prog: 0, pid: 555 });
-    sim.input(Input::Reaped { pid: 555, exit: OK });
+    sim.input(Input::Reaped {
+        pid: 555,
+        exit: OK,
+        group_empty: true,
+    });
     assert_eq!(sim.state("api"), State::Backoff);
 }
 
@@ -603,7 +712,7 @@ fn autostart_false_stays_stopped_and_dependents_say_why_they_wait() {
     ]);
     assert_eq!(sim.state("manual"), State::Stopped);
     assert_eq!(sim.state("user"), State::Waiting);
-    assert!(sim.log.iter().any(|a| matches!(a, Action::Notice(n) if n.message.contains("user: waiting for manual to be started (manual is stopped: autostart = false)"))));
+    assert!(sim.log.iter().any(|a| matches!(a, Action::Notice(n) if n.message.contains("user: stopped -> waiting: waiting for manual to be started (manual is stopped: autostart = false)"))));
     sim.input(Input::Start(vec![sim.idx("manual")]));
     assert_eq!(sim.state("user"), State::Running);
 }
@@ -643,6 +752,7 @@ fn a_reload_does_not_cancel_a_restart_by_hand_under_way() {
             sig: 15,
             core_dumped: false,
         },
+        group_empty: true,
     });
     assert_eq!(
         sim.state("stubborn"),

@@ -201,6 +201,16 @@ pub struct Program {
     pub signals_sent: u64,
     /// Restarts forced by a dependency or asked for by hand (not counted against the budget).
     pub forced_restarts: u64,
+    /// The state last announced (logged and sent to `events`): every announced change starts
+    /// from it, so a state passed through within one decision (`waiting` on the way from
+    /// `backoff` to `starting`) is never half-told.
+    pub announced: State,
+    /// Why it waits, while waiting: `db to be ready (db is starting)`.
+    pub waiting_why: Option<String>,
+    /// The current run failed before the program ran (its exec or a setup step failed).
+    pub failed_to_start: bool,
+    /// The last start failure told in full; the same failure again is not repeated.
+    pub last_start_error: Option<String>,
 }
 
 impl Program {
@@ -218,6 +228,10 @@ impl Program {
             waiting_for: None,
             signals_sent: 0,
             forced_restarts: 0,
+            announced: State::Stopped,
+            waiting_why: None,
+            failed_to_start: false,
+            last_start_error: None,
         }
     }
 

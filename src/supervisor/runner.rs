@@ -42,15 +42,6 @@ pub enum Event {
         /// The run it checked.
         run: u64,
     },
-    /// A process could not exec (it exits with 127 or 126; the reaper sees that as usual).
-    ExecFailed {
-        /// What it was: `api`, `api's finish hook`, `api's readiness check`.
-        what: String,
-        /// The executable.
-        command: String,
-        /// The OS error.
-        errno: i32,
-    },
     /// Time to run an `exec` readiness check again.
     ProbeRetry {
         /// Program index.
@@ -271,7 +262,13 @@ impl Runner {
             if let Some(prog) = self.exec_probe_owner(pid) {
                 self.exec_probe_ended(prog, exit);
             } else if self.core.owns_pid(pid) {
-                self.feed(Input::Reaped { pid, exit });
+                // Programs lead their own process group: is anything of it left to stop?
+                let group_empty = !group_exists(pid);
+                self.feed(Input::Reaped {
+                    pid,
+                    exit,
+                    group_empty,
+                });
             } else {
                 // An orphan (or a program's child): reaped, counted, nothing to decide. A burst
                 // of thousands costs one waitpid each and no trip through the core.
@@ -297,15 +294,6 @@ impl Runner {
                     self.probes.remove(&prog);
                     self.feed(Input::Ready { prog, run });
                 }
-            }
-            Event::ExecFailed {
-                what,
-                command,
-                errno,
-            } => {
-                let e = std::io::Error::from_raw_os_error(errno);
-                let status = process::exec_failure_status(errno);
-                error!("{what}: cannot execute {command:?}: {e} (exit status {status})");
             }
             Event::ProbeRetry { prog, run } => {
                 if self.probes.get(&prog).is_some_and(|p| p.run == run) {
@@ -412,21 +400,15 @@ impl Runner {
     fn spawn_program(&mut self, prog: usize) -> Input {
         let spec = self.spec(prog);
         let run = self.core.programs()[prog].run;
-        let what = spec.name.clone();
-        let result = self.launch_logged(
-            what,
-            &spec,
-            &spec.command,
-            &[],
-            Some(spec.core_dumps),
-            Some(run),
-        );
+        let result =
+            self.launch_logged(&spec, &spec.command, &[], Some(spec.core_dumps), Some(run));
         match result {
             Ok(pid) => Input::Spawned { prog, pid },
             Err(e) => Input::SpawnFailed {
                 prog,
                 exit: e.exit,
                 error: e.message,
+                exec_failed: e.exec_failed,
             },
         }
     }
@@ -434,7 +416,6 @@ impl Runner {
     /// Starts `argv` for `spec` with its stdout and stderr piped to the log thread.
     fn launch_logged(
         &self,
-        what: String,
         spec: &ProgramSpec,
         argv: &[String],
         extra_env: &[(&str, String)],
@@ -444,10 +425,10 @@ impl Runner {
         let pipes = process::output_pipes().map_err(|e| process::SpawnError {
             exit: Exit::Code(126),
             message: format!("failed to create output pipes: {e}"),
+            exec_failed: false,
         })?;
         let (stdout_r, stdout_w, stderr_r, stderr_w) = pipes;
         let pid = self.launch(
-            what,
             spec,
             argv,
             extra_env,
@@ -515,14 +496,7 @@ impl Runner {
         if let Some(e) = exit {
             extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
         }
-        match self.launch_logged(
-            format!("{}'s finish hook", spec.name),
-            &spec,
-            argv,
-            &extra,
-            None,
-            None,
-        ) {
+        match self.launch_logged(&spec, argv, &extra, None, None) {
             Ok(pid) => Input::FinishSpawned { prog, pid },
             Err(e) => {
                 warn!("{}: finish hook failed to start: {}", spec.name, e.message);
@@ -571,8 +545,7 @@ impl Runner {
         let ReadyProbe::Exec(argv) = &check.probe else {
             return;
         };
-        let what = format!("{}'s readiness check", spec.name);
-        let pid = match self.launch(what, &spec, argv, &[], None, (Output::Null, Output::Null)) {
+        let pid = match self.launch(&spec, argv, &[], None, (Output::Null, Output::Null)) {
             Ok(pid) => Some(pid),
             Err(e) => {
                 debug!(
@@ -656,11 +629,6 @@ impl Runner {
     /// Every program is down: stop stray processes (TERM, then KILL at `deadline`), reap them,
     /// and return the exit status.
     async fn finish(&mut self, signals: &mut Signals, code: i32, deadline: Instant) -> i32 {
-        // Let connection tasks deliver answers already decided (`ctrlinit shutdown` with
-        // nothing to stop ends here at once).
-        for _ in 0..4 {
-            tokio::task::yield_now().await;
-        }
         let mut scratch = Vec::new();
         if reap_exited(&mut scratch) == Children::None {
             info!("all programs stopped; exiting with status {code}");
@@ -697,11 +665,10 @@ impl Runner {
         code
     }
 
-    /// Starts `argv` with `spec`'s environment, identity and limits, and watches (off the loop)
-    /// whether its exec worked; `what` names it in an exec failure message.
+    /// Starts `argv` with `spec`'s environment, identity and limits; an exec that fails is an
+    /// error here, never a process that seemed to start.
     fn launch(
         &self,
-        what: String,
         spec: &ProgramSpec,
         argv: &[String],
         extra_env: &[(&str, String)],
@@ -711,6 +678,7 @@ impl Runner {
         let env = process::program_env(spec, extra_env).map_err(|message| process::SpawnError {
             exit: Exit::Code(126),
             message,
+            exec_failed: false,
         })?;
         let spawned = process::spawn(Launch {
             argv,
@@ -723,15 +691,7 @@ impl Runner {
             stdout,
             stderr,
         })?;
-        let tx = self.tx.clone();
-        let command = argv[0].clone();
-        tokio::spawn(watch_exec(spawned.exec_status, what, command, tx));
         Ok(spawned.pid)
-    }
-
-    /// Where the control socket is, to remove it at exit.
-    pub fn socket_path(&self) -> std::path::PathBuf {
-        self.config.init.socket.clone()
     }
 }
 
@@ -740,31 +700,6 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d.into()).await,
         None => std::future::pending().await,
-    }
-}
-
-/// Starts `argv` with `spec`'s environment, identity and limits.
-/// Waits for a child's exec-status pipe: end of file (the exec happened) ends the task at once;
-/// an errno is reported to the owner loop.
-async fn watch_exec(
-    fd: std::os::fd::OwnedFd,
-    what: String,
-    command: String,
-    tx: UnboundedSender<Event>,
-) {
-    // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open and unchanged until it is
-    // dropped at the end of this task.
-    let Ok(afd) = (unsafe { tokio::io::unix::AsyncFd::register(fd) }) else {
-        return;
-    };
-    if afd.readable().await.is_ok()
-        && let Some(errno) = process::read_exec_status(afd.get_ref())
-    {
-        let _ = tx.send(Event::ExecFailed {
-            what,
-            command,
-            errno,
-        });
     }
 }
 
