@@ -22,6 +22,9 @@ const EXIT_CONFIG: u8 = 2;
 /// part of the idle footprint; a reader that falls further behind is told how many it missed).
 const EVENT_BACKLOG: usize = 256;
 
+/// How long the exit waits for control connections to write their last answers and events.
+const ANSWERS_AT_EXIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
     match cli.command {
@@ -208,15 +211,20 @@ fn start(
         let listener = server::bind(&socket, socket_gid).map_err(|e| anyhow::anyhow!(e))?;
         let (control_tx, control_rx) = tokio::sync::mpsc::unbounded_channel();
         let (events, _) = tokio::sync::broadcast::channel(EVENT_BACKLOG);
-        let handles = server::Handles {
-            control: control_tx,
-            events: events.clone(),
-            logs: opts.logs.clone(),
+        let server = server::start_thread(
+            listener,
+            events.clone(),
+            control_tx,
+            opts.logs.clone(),
             socket_gid,
-        };
-        server::start_thread(listener, handles, socket.clone()).map_err(|e| anyhow::anyhow!(e))?;
+            socket.clone(),
+        )
+        .map_err(|e| anyhow::anyhow!(e))?;
         let runner = Runner::new(config, opts, control_rx, events);
         let code = runner.run(signals).await;
+        // Answers already decided (`ctrlinit shutdown`'s) and the last events reach their
+        // clients before the process ends.
+        server.drain(ANSWERS_AT_EXIT);
         let _ = std::fs::remove_file(&socket);
         anyhow::Ok(code)
     })?;

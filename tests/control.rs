@@ -4,9 +4,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -42,29 +40,6 @@ fn wait_states(init: &Init, conditions: &[&str]) {
     args.extend_from_slice(conditions);
     let (code, out) = init.ctl(&args);
     assert_eq!(code, 0, "status --wait {conditions:?}: {out}");
-}
-
-/// Starts a client command with its stdout lines sent to a channel.
-fn spawn_client(init: &Init, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-    let mut child = Command::new(bin())
-        .args(args)
-        .env("CTRLINIT_SOCKET", &init.socket)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    (child, rx)
 }
 
 /// Waits for a child to exit, up to `timeout`; returns its code and when it was seen exiting.
@@ -220,10 +195,8 @@ fn status_wait_returns_as_soon_as_the_state_holds_and_exits_1_on_timeout() {
         )
         .start();
     wait_states(&init, &["late=stopped"]);
-    let (mut waiter, _) = spawn_client(
-        &init,
-        &["status", "--wait", "late=running", "--timeout", "20s"],
-    );
+    let (mut waiter, _) =
+        init.spawn_client(&["status", "--wait", "late=running", "--timeout", "20s"]);
     // It blocks while the state does not hold.
     let (code, out) = init.ctl(&["status", "--wait", "late=running", "--timeout", "300ms"]);
     assert_eq!(code, 1, "{out}");
@@ -502,7 +475,7 @@ command = ["/bin/sh", "-c", "i=0; while :; do i=$((i+1)); echo tick-$i; sleep 0.
         )
         .start();
     init.wait_for_line("tick     | tick-3");
-    let (mut client, lines) = spawn_client(&init, &["logs", "tick", "-f", "-n", "1"]);
+    let (mut client, lines) = init.spawn_client(&["logs", "tick", "-f", "-n", "1"]);
     let mut got = Vec::new();
     let deadline = Instant::now() + DEADLINE;
     while got.len() < 6 {
@@ -539,7 +512,7 @@ fn events_stream_state_changes() {
         )
         .start();
     wait_states(&init, &["a=running", "ping=running"]);
-    let (mut client, lines) = spawn_client(&init, &["events", "--json"]);
+    let (mut client, lines) = init.spawn_client(&["events", "--json"]);
     // Until the stream shows something, it may not be subscribed yet: poke with restarts.
     let deadline = Instant::now() + DEADLINE;
     let first = loop {
@@ -577,8 +550,16 @@ fn events_stream_state_changes() {
     );
     let _ = client.kill();
     let _ = client.wait();
-    // The plain form: one line per change.
-    let (mut plain, lines) = spawn_client(&init, &["events"]);
+    // The plain form: a header with the current states at once (a quiet container does not
+    // look like a hung command), then one line per change.
+    let (mut plain, lines) = init.spawn_client(&["events"]);
+    let header = lines
+        .recv_timeout(DEADLINE)
+        .expect("events printed no header");
+    assert!(
+        header.starts_with("watching 2 programs: a stopped, ping running;"),
+        "{header}"
+    );
     let line = loop {
         let (code, out) = init.ctl(&["restart", "ping"]);
         assert_eq!(code, 0, "{out}");
@@ -587,7 +568,7 @@ fn events_stream_state_changes() {
         }
         assert!(Instant::now() < deadline, "events printed nothing");
     };
-    assert!(line.contains("ping"), "{line}");
+    assert!(line.contains(" ping: "), "{line}");
     let _ = plain.kill();
     let _ = plain.wait();
 }

@@ -284,3 +284,55 @@ stop_timeout = "30s"
     assert_eq!(file_lines(&init.dir().join("p.termed")), vec!["termed"]);
     assert!(!init.output().contains("SIGKILL"), "{}", init.output());
 }
+
+/// `ctrlinit shutdown` answers 0, and an `events` client gets every event of the shutdown,
+/// however quickly the init exits after deciding it (a race: several rounds).
+#[test]
+fn shutdown_answers_and_the_last_events_reach_their_clients() {
+    for round in 0..5 {
+        let mut init = init()
+            .file(
+                "a.toml",
+                "[program.a]\ncommand = [\"/bin/sleep\", \"1000\"]\n[program.b]\ncommand = [\"/bin/sleep\", \"1000\"]\ndepends_on = [\"a\"]\n",
+            )
+            .start();
+        let (code, out) = init.ctl(&["status", "--wait", "a=running", "b=running"]);
+        assert_eq!(code, 0, "{out}");
+        let (mut events, lines) = init.spawn_client(&["events", "--json"]);
+        // Subscribed once a change shows up in its stream: poke until one does.
+        wait_until("the events stream to show a restart of b", DEADLINE, || {
+            let (code, out) = init.ctl(&["restart", "b"]);
+            assert_eq!(code, 0, "{out}");
+            lines.recv_timeout(Duration::from_millis(200)).ok()
+        });
+        let (code, out) = init.ctl(&["status", "--wait", "b=running"]);
+        assert_eq!(code, 0, "{out}");
+        while lines.try_recv().is_ok() {}
+        let (code, out) = init.ctl(&["shutdown"]);
+        assert_eq!(code, 0, "round {round}: {out}");
+        assert_eq!(init.wait_exit(DEADLINE), 0);
+        let status = events.wait().unwrap();
+        assert!(status.success(), "round {round}: events exited {status:?}");
+        let got: Vec<serde_json::Value> = lines
+            .try_iter()
+            .map(|l| serde_json::from_str(&l).unwrap())
+            .collect();
+        let has =
+            |program: &str, to: &str| got.iter().any(|e| e["program"] == program && e["to"] == to);
+        assert!(
+            got.iter().any(|e| e["message"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("shutting down")),
+            "round {round}: {got:#?}"
+        );
+        for (p, to) in [
+            ("b", "stopping"),
+            ("b", "stopped"),
+            ("a", "stopping"),
+            ("a", "stopped"),
+        ] {
+            assert!(has(p, to), "round {round}: no {p} -> {to} in {got:#?}");
+        }
+    }
+}

@@ -14,6 +14,8 @@ pub enum ClientError {
     Unreachable(PathBuf, io::Error),
     /// The socket exists but this user may not use it.
     PermissionDenied(PathBuf),
+    /// The server closed the connection without answering (the init exited meanwhile).
+    Closed,
     /// The connection broke or the answer made no sense.
     Protocol(String),
 }
@@ -31,6 +33,7 @@ impl std::fmt::Display for ClientError {
                 "permission denied: {} (run as root, as ctrlinit's user, or as a member of its socket_group)",
                 p.display()
             ),
+            ClientError::Closed => write!(f, "ctrlinit closed the connection without an answer"),
             ClientError::Protocol(m) => write!(f, "{m}"),
         }
     }
@@ -101,8 +104,6 @@ impl Client {
     /// Sends `request` and returns the one answer.
     pub fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, ClientError> {
         self.send(request, Some(timeout))?;
-        self.next_response()?.ok_or_else(|| {
-            ClientError::Protocol("ctrlinit closed the connection without an answer".into())
-        })
+        self.next_response()?.ok_or(ClientError::Closed)
     }
 }

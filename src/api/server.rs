@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tracing::{debug, warn};
 
 use super::protocol::{
@@ -124,6 +124,55 @@ pub struct Handles {
     pub logs: mpsc::UnboundedSender<LogCommand>,
     /// Group allowed besides root and ctrlinit's own user.
     pub socket_gid: Option<u32>,
+    /// Becomes true when the init is about to exit: streams and waits end, after writing what
+    /// they have.
+    pub closing: watch::Receiver<bool>,
+}
+
+/// Connections being served, counted so the init's exit can wait for their last writes.
+#[derive(Default)]
+struct ActiveConnections {
+    count: std::sync::Mutex<usize>,
+    changed: std::sync::Condvar,
+}
+
+/// Held by each connection task; gives its count back however the task ends.
+struct Counted(std::sync::Arc<ActiveConnections>);
+
+impl Counted {
+    fn new(active: &std::sync::Arc<ActiveConnections>) -> Self {
+        *active.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        Counted(std::sync::Arc::clone(active))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut n = self.0.count.lock().unwrap_or_else(|e| e.into_inner());
+        *n = n.saturating_sub(1);
+        self.0.changed.notify_all();
+    }
+}
+
+/// The running control server, as the init's exit sees it.
+pub struct Server {
+    closing: watch::Sender<bool>,
+    active: std::sync::Arc<ActiveConnections>,
+}
+
+impl Server {
+    /// Stops accepting connections and lets those being served finish: answers already decided
+    /// (`shutdown`'s) are written, event streams get every event sent before the exit, waits
+    /// and follows end. Returns once none is left, or after `bound` (a client that does not
+    /// read must not hold the container's exit).
+    pub fn drain(&self, bound: Duration) {
+        let _ = self.closing.send(true);
+        let count = self.active.count.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self
+            .active
+            .changed
+            .wait_timeout_while(count, bound, |n| *n > 0);
+    }
 }
 
 /// Binds the control socket: replaces a stale socket file, refuses to steal a live one.
@@ -173,12 +222,28 @@ pub fn bind(
 /// The thread runs at a lower priority: under contention, restarts go first.
 pub fn start_thread(
     listener: std::os::unix::net::UnixListener,
-    handles: Handles,
+    events: broadcast::Sender<EventRecord>,
+    control: mpsc::UnboundedSender<Control>,
+    logs: mpsc::UnboundedSender<LogCommand>,
+    socket_gid: Option<u32>,
     path: PathBuf,
-) -> Result<(), String> {
+) -> Result<Server, String> {
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("cannot set the control socket non-blocking: {e}"))?;
+    let (closing_tx, closing) = watch::channel(false);
+    let handles = Handles {
+        control,
+        events,
+        logs,
+        socket_gid,
+        closing,
+    };
+    let active = std::sync::Arc::new(ActiveConnections::default());
+    let server = Server {
+        closing: closing_tx,
+        active: std::sync::Arc::clone(&active),
+    };
     std::thread::Builder::new()
         .name("ctrlinit-api".into())
         .spawn(move || {
@@ -193,28 +258,46 @@ pub fn start_thread(
             };
             runtime.block_on(async move {
                 match UnixListener::from_std(listener) {
-                    Ok(l) => serve(l, handles, path).await,
+                    Ok(l) => serve(l, handles, active, path).await,
                     Err(e) => warn!("control socket: {e}"),
                 }
+                // The connections still being served finish their writes; the init's exit waits
+                // for them (bounded) in `Server::drain`.
+                std::future::pending::<()>().await;
             });
         })
-        .map(|_| ())
-        .map_err(|e| format!("failed to start the control socket's thread: {e}"))
+        .map_err(|e| format!("failed to start the control socket's thread: {e}"))?;
+    Ok(server)
 }
 
-/// Accepts connections until the runtime ends.
-pub async fn serve(listener: UnixListener, handles: Handles, path: PathBuf) {
+/// Accepts connections until the init starts to exit.
+async fn serve(
+    listener: UnixListener,
+    handles: Handles,
+    active: std::sync::Arc<ActiveConnections>,
+    path: PathBuf,
+) {
     let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut closing = handles.closing.clone();
     loop {
-        let permit = match std::sync::Arc::clone(&slots).acquire_owned().await {
-            Ok(p) => p,
-            Err(_) => return,
+        let permit = tokio::select! {
+            p = std::sync::Arc::clone(&slots).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => return,
+            },
+            _ = closed(&mut closing) => return,
         };
-        match listener.accept().await {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = closed(&mut closing) => return,
+        };
+        match accepted {
             Ok((stream, _)) => {
                 let handles = handles.clone();
+                let counted = Counted::new(&active);
                 tokio::spawn(async move {
                     let _permit = permit;
+                    let _counted = counted;
                     if let Err(e) = connection(stream, handles).await {
                         debug!("control connection ended: {e}");
                     }
@@ -234,7 +317,13 @@ async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
     let (mut read, mut write) = stream.into_split();
     // The request is read (bounded) even from a refused peer: closing on unread data resets the
     // connection, and the client would see a broken pipe instead of the refusal.
-    let line = match read_request(&mut read).await? {
+    let mut closing = h.closing.clone();
+    let request = tokio::select! {
+        r = read_request(&mut read) => r?,
+        // A half-sent request at exit is not waited for.
+        _ = closed(&mut closing) => return Ok(()),
+    };
+    let line = match request {
         Ok(Some(line)) => line,
         Ok(None) => return Ok(()),
         Err(error) => return send(&mut write, Response::Error { error }).await,
@@ -431,6 +520,49 @@ async fn status(h: &Handles) -> io::Result<Vec<ProgramStatus>> {
     Ok(all.map(|(_, p)| p).unwrap_or_default())
 }
 
+/// Resolves once the init starts to exit (holding nothing across the wait, so the task stays
+/// `Send`).
+async fn closed(closing: &mut watch::Receiver<bool>) {
+    let _ = closing.wait_for(|c| *c).await;
+}
+
+/// What waiting for the next event gave.
+enum Next {
+    /// A state change happened (or some were missed): look again.
+    Changed,
+    /// The deadline passed first.
+    TimedOut,
+    /// The init is exiting.
+    Closing,
+}
+
+/// Waits for the next state change, the deadline, or the init's exit.
+async fn next_change(
+    events: &mut broadcast::Receiver<EventRecord>,
+    closing: &mut watch::Receiver<bool>,
+    deadline: tokio::time::Instant,
+) -> Next {
+    // Checked first: while events keep coming, the timeout alone would never win.
+    if tokio::time::Instant::now() >= deadline {
+        return Next::TimedOut;
+    }
+    tokio::select! {
+        r = tokio::time::timeout_at(deadline, events.recv()) => match r {
+            Err(_) => Next::TimedOut,
+            Ok(Err(broadcast::error::RecvError::Closed)) => Next::Closing,
+            Ok(_) => Next::Changed,
+        },
+        _ = closed(closing) => Next::Closing,
+    }
+}
+
+/// The answer to a wait cut short by the init's exit.
+fn exiting() -> Response {
+    Response::Error {
+        error: "ctrlinit is exiting".into(),
+    }
+}
+
 /// Waits until every condition holds at once.
 async fn wait_for(
     h: &Handles,
@@ -438,6 +570,7 @@ async fn wait_for(
     timeout: Duration,
 ) -> io::Result<Response> {
     let mut events = h.events.subscribe();
+    let mut closing = h.closing.clone();
     let deadline = tokio::time::Instant::now() + timeout;
     // Unknown names are an error at once.
     let names: Vec<String> = conditions.iter().map(|c| c.name.clone()).collect();
@@ -458,24 +591,14 @@ async fn wait_for(
                 message: "condition holds".into(),
             });
         }
-        // Checked here too: while events keep coming, the timeout below never fires.
-        if tokio::time::Instant::now() >= deadline {
-            return Ok(Response::Error {
-                error: format!("timed out after {timeout:?}: {}", unmet.join(", ")),
-            });
-        }
-        match tokio::time::timeout_at(deadline, events.recv()).await {
-            Err(_) => {
+        match next_change(&mut events, &mut closing, deadline).await {
+            Next::Changed => {}
+            Next::TimedOut => {
                 return Ok(Response::Error {
                     error: format!("timed out after {timeout:?}: {}", unmet.join(", ")),
                 });
             }
-            Ok(Err(broadcast::error::RecvError::Closed)) => {
-                return Ok(Response::Error {
-                    error: "the supervisor is shutting down".into(),
-                });
-            }
-            Ok(_) => {}
+            Next::Closing => return Ok(exiting()),
         }
     }
 }
@@ -489,6 +612,7 @@ async fn change(
     timeout_ms: u64,
 ) -> io::Result<()> {
     let mut events = h.events.subscribe();
+    let mut closing = h.closing.clone();
     let plan = match ask(h, |reply| Control::Change {
         kind,
         names,
@@ -543,28 +667,16 @@ async fn change(
             )
             .await;
         }
-        // Checked here too: while events keep coming, the timeout below never fires.
-        let timed_out = tokio::time::Instant::now() >= deadline;
-        let next = if timed_out {
-            Err(())
-        } else {
-            tokio::time::timeout_at(deadline, events.recv())
-                .await
-                .map_err(|_| ())
-        };
-        match next {
-            Err(()) => {
+        match next_change(&mut events, &mut closing, deadline).await {
+            Next::Changed => {}
+            Next::TimedOut => {
                 let error = format!(
                     "timed out after {timeout:?} waiting for {}",
                     pending.join(", ")
                 );
                 return send(w, Response::Error { error }).await;
             }
-            Ok(Err(broadcast::error::RecvError::Closed)) => {
-                let error = "the supervisor is shutting down".to_string();
-                return send(w, Response::Error { error }).await;
-            }
-            Ok(_) => {}
+            Next::Closing => return send(w, exiting()).await,
         }
     }
 }
@@ -576,8 +688,20 @@ fn states_text(states: &[State]) -> String {
 
 async fn stream_events(h: &Handles, w: &mut Writer) -> io::Result<()> {
     let mut events = h.events.subscribe();
+    let mut closing = h.closing.clone();
     loop {
-        match events.recv().await {
+        let received = tokio::select! {
+            // First: at exit, every event sent before it still goes out.
+            biased;
+            r = events.recv() => r,
+            _ = closed(&mut closing) => {
+                while let Ok(event) = events.try_recv() {
+                    send(w, Response::Event { event }).await?;
+                }
+                return Ok(());
+            }
+        };
+        match received {
             Ok(event) => send(w, Response::Event { event }).await?,
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 let error = format!("{n} events were missed (this client read too slowly)");
@@ -625,7 +749,14 @@ async fn logs(
         programs: names,
         tx,
     });
-    while let Some(chunk) = rx.recv().await {
+    let mut closing = h.closing.clone();
+    loop {
+        let chunk = tokio::select! {
+            biased;
+            c = rx.recv() => c,
+            _ = closed(&mut closing) => None,
+        };
+        let Some(chunk) = chunk else { return Ok(()) };
         send(
             w,
             Response::Logs {
@@ -634,5 +765,4 @@ async fn logs(
         )
         .await?;
     }
-    Ok(())
 }

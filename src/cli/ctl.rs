@@ -279,9 +279,16 @@ pub fn reload(socket: &Path) -> u8 {
     done(call(socket, &Request::Reload, SLACK))
 }
 
-/// `ctrlinit shutdown`.
+/// `ctrlinit shutdown`. The init may end before its answer is read (nothing was left to stop):
+/// a connection closed without an answer then means the shutdown happened.
 pub fn shutdown(socket: &Path) -> u8 {
-    done(call(socket, &Request::Shutdown, SLACK))
+    match call(socket, &Request::Shutdown, SLACK) {
+        Err(ClientError::Closed) => {
+            println!("shutting down");
+            EXIT_OK
+        }
+        r => done(r),
+    }
 }
 
 /// `ctrlinit health [--strict]`: only 0 or 1.
@@ -363,6 +370,15 @@ pub fn events(socket: &Path, json: bool) -> u8 {
         return refused_or(&mut client, &e);
     }
     let mut out = std::io::stdout().lock();
+    // Said at once, so a quiet container does not look like a hung command (the stream was
+    // asked for first: no change is missed between the two). JSON stays events only.
+    if !json
+        && let Ok(Response::Status { programs, .. }) =
+            call(socket, &Request::Status { names: vec![] }, SLACK)
+    {
+        let _ = out.write_all(events_header(&programs).as_bytes());
+        let _ = out.flush();
+    }
     let mut streaming = false;
     loop {
         let line = match client.next_response() {
@@ -403,6 +419,20 @@ fn refused_or(client: &mut Client, send_error: &ClientError) -> u8 {
         }
         _ => fail(send_error),
     }
+}
+
+/// `watching 3 programs: api running, provision completed, worker running; changes follow`.
+fn events_header(programs: &[ProgramStatus]) -> String {
+    let states: Vec<String> = programs
+        .iter()
+        .map(|p| format!("{} {}", p.name, p.state))
+        .collect();
+    format!(
+        "watching {} program{}: {}; changes follow (Ctrl-C to stop)\n",
+        programs.len(),
+        if programs.len() == 1 { "" } else { "s" },
+        states.join(", ")
+    )
 }
 
 fn render_event(e: &EventRecord, json: bool) -> String {

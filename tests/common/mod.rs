@@ -658,6 +658,30 @@ pub fn file_lines(path: &Path) -> Vec<String> {
 }
 
 impl Init {
+    /// Starts a client command (`events`, `logs -f` …) against this init in the background;
+    /// its stdout lines arrive on the receiver as they are printed.
+    pub fn spawn_client(&self, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>) {
+        let mut child = Command::new(bin())
+            .args(args)
+            .env("CTRLINIT_SOCKET", &self.socket)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        (child, rx)
+    }
+
     /// Waits until a program wrote its namespace pid (`echo $$ > FILE`) into `name` under the
     /// test dir, and returns the matching host pid.
     pub fn wait_for_pid_file(&self, name: &str) -> i32 {
