@@ -464,6 +464,44 @@ command = ["/bin/sh", "-c", "echo hello; exec sleep 1000"]
 }
 
 #[test]
+fn logs_merges_programs_in_the_order_lines_were_written() {
+    // `zed` writes first, `abe` answers: name order would put every `abe` line first. Each step
+    // waits for the one before to reach the console, then a short pause in the program itself
+    // keeps their read times apart.
+    let step = |name: &str, go: &str| {
+        format!("until [ -e {{dir}}/{go} ]; do sleep 0.01; done; sleep 0.02; echo {name}")
+    };
+    let init = init()
+        .file(
+            "a.toml",
+            &format!(
+                "[program.zed]\ncommand = [\"/bin/sh\", \"-c\", \"echo zed-1; {}; exec sleep 1000\"]\n\n[program.abe]\ncommand = [\"/bin/sh\", \"-c\", \"{}; {}; exec sleep 1000\"]\n",
+                step("zed-2", "go1"),
+                step("abe-1", "go0"),
+                step("abe-2", "go2"),
+            ),
+        )
+        .start();
+    for (line, go) in [("zed-1", "go0"), ("abe-1", "go1"), ("zed-2", "go2")] {
+        init.wait_for_line(&format!("| {line}"));
+        std::fs::write(init.dir().join(go), "").unwrap();
+    }
+    init.wait_for_line("| abe-2");
+    let (code, out) = init.ctl(&["logs", "-n", "5"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out, "zed      | zed-1\nabe      | abe-1\nzed      | zed-2\nabe      | abe-2\n",
+        "merged in time order"
+    );
+    let (code, out) = init.ctl(&["logs", "-n", "5", "--by-program"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out,
+        "abe      | abe-1\nabe      | abe-2\nzed      | zed-1\nzed      | zed-2\n"
+    );
+}
+
+#[test]
 fn logs_follow_streams_live_output() {
     let init = init()
         .file(

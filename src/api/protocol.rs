@@ -114,6 +114,10 @@ pub enum Request {
         /// Keep streaming new lines.
         #[serde(default)]
         follow: bool,
+        /// Each program's lines together, by name, instead of merged in the order they were
+        /// written.
+        #[serde(default)]
+        by_program: bool,
     },
     /// A live stream of state changes.
     Events,

@@ -507,7 +507,8 @@ async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io::Result<()>
             names,
             lines,
             follow,
-        } => logs(h, w, names, lines, follow).await,
+            by_program,
+        } => logs(h, w, names, lines, follow, by_program).await,
     }
 }
 
@@ -718,6 +719,7 @@ async fn logs(
     names: Vec<String>,
     lines: usize,
     follow: bool,
+    by_program: bool,
 ) -> io::Result<()> {
     if let Err(error) = ask(h, |reply| Control::Status {
         names: names.clone(),
@@ -731,6 +733,7 @@ async fn logs(
     let _ = h.logs.send(LogCommand::Tail {
         programs: names.clone(),
         lines,
+        by_program,
         reply: tx,
     });
     let text = rx.await.unwrap_or_default();

@@ -112,7 +112,8 @@ pub enum Command {
         #[arg(required = true)]
         names: Vec<String>,
     },
-    /// Show programs' last output lines (from memory), and follow it.
+    /// Show programs' last output lines (from memory, merged in the order they were written),
+    /// and follow it.
     Logs {
         /// Programs (all by default).
         names: Vec<String>,
@@ -122,6 +123,9 @@ pub enum Command {
         /// Keep printing new lines.
         #[arg(short, long)]
         follow: bool,
+        /// Each program's lines together (programs by name) instead of merged in time order.
+        #[arg(long)]
+        by_program: bool,
     },
     /// Stream state changes.
     Events {

@@ -317,8 +317,8 @@ pub fn health(socket: &Path, strict: bool) -> u8 {
     }
 }
 
-/// `ctrlinit logs NAME… [-n N] [-f]`.
-pub fn logs(socket: &Path, names: Vec<String>, lines: usize, follow: bool) -> u8 {
+/// `ctrlinit logs NAME… [-n N] [-f] [--by-program]`.
+pub fn logs(socket: &Path, names: Vec<String>, lines: usize, follow: bool, by_program: bool) -> u8 {
     let mut client = match Client::connect(socket) {
         Ok(c) => c,
         Err(e) => return fail(&e),
@@ -329,6 +329,7 @@ pub fn logs(socket: &Path, names: Vec<String>, lines: usize, follow: bool) -> u8
             names,
             lines,
             follow,
+            by_program,
         },
         timeout,
     ) {

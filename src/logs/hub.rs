@@ -166,9 +166,10 @@ async fn serve(
             Command::Tail {
                 programs,
                 lines,
+                by_program,
                 reply,
             } => {
-                let _ = reply.send(tail(&shared, &programs, lines));
+                let _ = reply.send(tail(&shared, &programs, lines, by_program));
             }
             Command::Follow { programs, tx } => shared
                 .followers
@@ -327,12 +328,14 @@ impl Shared {
         }
     }
 
-    /// Delivers a block to the files and the ring; appends its console and follower forms.
+    /// Delivers a block read at `at_ms` to the files and the ring; appends its console and
+    /// follower forms.
     pub(super) fn deliver(
         &self,
         p: &ProgramLog,
         stream: Stream,
         block: Block<'_>,
+        at_ms: u64,
         console: &mut Vec<u8>,
         follow: &mut Vec<u8>,
     ) {
@@ -344,7 +347,7 @@ impl Shared {
         }
         p.ring
             .borrow_mut()
-            .push_block(stream, block.data, block.terminated);
+            .push_block(stream, block.data, block.terminated, at_ms);
         let prefixes = p.prefixes.borrow();
         let prefix = if stream == Stream::Stderr {
             &prefixes.1
@@ -446,7 +449,9 @@ fn reopen(shared: &Shared) {
     tracing::info!("reopened the log files");
 }
 
-fn tail(shared: &Shared, programs: &[String], lines: usize) -> Vec<u8> {
+/// The last `lines` lines of each program, formatted as on the console: merged across programs
+/// in the order they were read (`by_program`: each program's lines together, by name).
+fn tail(shared: &Shared, programs: &[String], lines: usize, by_program: bool) -> Vec<u8> {
     let all = shared.programs.borrow();
     let mut names: Vec<&String> = if programs.is_empty() {
         all.keys().collect()
@@ -454,19 +459,26 @@ fn tail(shared: &Shared, programs: &[String], lines: usize) -> Vec<u8> {
         programs.iter().filter(|n| all.contains_key(*n)).collect()
     };
     names.sort();
-    let mut out = Vec::new();
-    for name in names {
-        let p = &all[name];
-        let prefixes = p.prefixes.borrow();
-        for (stream, line) in p.ring.borrow().last_lines(lines) {
-            out.extend_from_slice(if stream == Stream::Stderr {
-                &prefixes.1
-            } else {
-                &prefixes.0
-            });
-            out.extend_from_slice(&line);
-            out.push(b'\n');
+    // (time, program's place by name, line's place in its program): a stable merge.
+    let mut picked: Vec<(u64, usize, usize, Stream, Vec<u8>)> = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        let ring = all[*name].ring.borrow();
+        for (n, (at, stream, line)) in ring.last_timed_lines(lines).into_iter().enumerate() {
+            let at = if by_program { 0 } else { at };
+            picked.push((at, k, n, stream, line));
         }
+    }
+    picked.sort_by_key(|&(at, k, n, _, _)| (at, k, n));
+    let mut out = Vec::new();
+    for (_, k, _, stream, line) in picked {
+        let prefixes = all[names[k]].prefixes.borrow();
+        out.extend_from_slice(if stream == Stream::Stderr {
+            &prefixes.1
+        } else {
+            &prefixes.0
+        });
+        out.extend_from_slice(&line);
+        out.push(b'\n');
     }
     out
 }

@@ -85,6 +85,8 @@ pub enum Command {
         programs: Vec<String>,
         /// Lines per program.
         lines: usize,
+        /// Each program's lines together (by name) instead of merged in time order.
+        by_program: bool,
         /// Where the formatted lines go.
         reply: tokio::sync::oneshot::Sender<Vec<u8>>,
     },

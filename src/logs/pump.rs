@@ -52,16 +52,25 @@ async fn read_all(
             break;
         }
         framer.filled(n);
+        let at_ms = now_ms();
         while let Some(block) = framer.next_block() {
-            shared.deliver(p, stream, block, &mut console, &mut follow);
+            shared.deliver(p, stream, block, at_ms, &mut console, &mut follow);
         }
         flush(shared, p, &mut console, &mut follow).await;
     }
     if let Some(block) = framer.finish() {
-        shared.deliver(p, stream, block, &mut console, &mut follow);
+        shared.deliver(p, stream, block, now_ms(), &mut console, &mut follow);
     }
     flush(shared, p, &mut console, &mut follow).await;
     Ok(())
+}
+
+/// Milliseconds since the Unix epoch: the time a read's lines carry in the ring (one clock read
+/// per read, not per line).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 async fn flush(shared: &Shared, p: &ProgramLog, console: &mut Vec<u8>, follow: &mut Vec<u8>) {

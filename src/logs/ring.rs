@@ -1,8 +1,9 @@
 //! The last lines of a program, kept in memory for `ctrlinit logs` and crash reports.
 //!
-//! Bytes and the stream each run of lines came from are kept separately (one byte deque, one
-//! deque of segment lengths), so pushing a block costs a copy and no per-line work. Nothing is
-//! allocated until the program writes.
+//! Bytes and the stream and time each run of lines came from are kept separately (one byte
+//! deque, one deque of segments), so pushing a block costs a copy and no per-line work. Lines
+//! read together share their segment's time (milliseconds), which is what `ctrlinit logs` merges
+//! programs by. Nothing is allocated until the program writes.
 
 use std::collections::VecDeque;
 
@@ -11,11 +12,23 @@ use super::Stream;
 /// Default capacity.
 pub const RING_BYTES: usize = 64 * 1024;
 
+/// A run of bytes from one stream, read at one time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Segment {
+    stream: Stream,
+    len: usize,
+    /// When it was read: milliseconds since the Unix epoch.
+    at_ms: u64,
+}
+
+/// One line of the ring: when it was read, its stream, its bytes (without the newline).
+pub type TimedLine = (u64, Stream, Vec<u8>);
+
 /// The last `cap` bytes of a program's output, at line boundaries.
 #[derive(Debug)]
 pub struct Ring {
     bytes: VecDeque<u8>,
-    segments: VecDeque<(Stream, usize)>,
+    segments: VecDeque<Segment>,
     cap: usize,
 }
 
@@ -29,21 +42,22 @@ impl Ring {
         }
     }
 
-    /// Adds a block: complete lines, or one line without its `\n` when not `terminated`.
-    pub fn push_block(&mut self, stream: Stream, data: &[u8], terminated: bool) {
+    /// Adds a block read at `at_ms`: complete lines, or one line without its `\n` when not
+    /// `terminated`.
+    pub fn push_block(&mut self, stream: Stream, data: &[u8], terminated: bool, at_ms: u64) {
         if terminated {
-            self.push(stream, data);
+            self.push(stream, data, at_ms);
         } else {
             let keep = &data[data.len().saturating_sub(self.cap - 1)..];
             self.bytes.extend(keep);
             self.bytes.push_back(b'\n');
-            self.add_segment(stream, keep.len() + 1);
+            self.add_segment(stream, keep.len() + 1, at_ms);
             self.trim();
         }
     }
 
-    /// Adds complete lines (`data` ends with `\n`).
-    pub fn push(&mut self, stream: Stream, data: &[u8]) {
+    /// Adds complete lines (`data` ends with `\n`) read at `at_ms`.
+    pub fn push(&mut self, stream: Stream, data: &[u8], at_ms: u64) {
         debug_assert!(data.ends_with(b"\n"));
         let data = if data.len() > self.cap {
             // Only the tail can survive: start at a line boundary within the last `cap` bytes.
@@ -56,21 +70,21 @@ impl Ring {
             data
         };
         self.bytes.extend(data);
-        self.add_segment(stream, data.len());
+        self.add_segment(stream, data.len(), at_ms);
         self.trim();
     }
 
-    fn add_segment(&mut self, stream: Stream, len: usize) {
+    fn add_segment(&mut self, stream: Stream, len: usize, at_ms: u64) {
         match self.segments.back_mut() {
-            Some((s, n)) if *s == stream => *n += len,
-            _ => self.segments.push_back((stream, len)),
+            Some(s) if s.stream == stream && s.at_ms == at_ms => s.len += len,
+            _ => self.segments.push_back(Segment { stream, len, at_ms }),
         }
     }
 
     fn trim(&mut self) {
         while self.bytes.len() > self.cap {
             let excess = self.bytes.len() - self.cap;
-            let Some((_, first)) = self.segments.front_mut() else {
+            let Some(Segment { len: first, .. }) = self.segments.front_mut() else {
                 break;
             };
             if *first <= excess {
@@ -96,17 +110,25 @@ impl Ring {
 
     /// The last `n` lines, oldest first, with their stream.
     pub fn last_lines(&self, n: usize) -> Vec<(Stream, Vec<u8>)> {
+        self.last_timed_lines(n)
+            .into_iter()
+            .map(|(_, stream, line)| (stream, line))
+            .collect()
+    }
+
+    /// The last `n` lines, oldest first, with when they were read and their stream.
+    pub fn last_timed_lines(&self, n: usize) -> Vec<TimedLine> {
         let mut out = Vec::new();
         if n == 0 {
             return out;
         }
         let mut end = self.bytes.len();
-        for &(stream, len) in self.segments.iter().rev() {
-            let start = end - len;
-            let seg: Vec<u8> = self.bytes.range(start..end).copied().collect();
-            let body = seg.strip_suffix(b"\n").unwrap_or(&seg);
+        for seg in self.segments.iter().rev() {
+            let start = end - seg.len;
+            let bytes: Vec<u8> = self.bytes.range(start..end).copied().collect();
+            let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
             for line in body.split(|&b| b == b'\n').rev() {
-                out.push((stream, line.to_vec()));
+                out.push((seg.at_ms, seg.stream, line.to_vec()));
                 if out.len() == n {
                     out.reverse();
                     return out;
@@ -154,22 +176,34 @@ mod tests {
             0,
             "nothing allocated before the first line"
         );
-        r.push(Stream::Stdout, b"a\nb\n");
-        r.push(Stream::Stderr, b"oops\n");
-        r.push(Stream::Stdout, b"c\n");
+        r.push(Stream::Stdout, b"a\nb\n", 1);
+        r.push(Stream::Stderr, b"oops\n", 1);
+        r.push(Stream::Stdout, b"c\n", 1);
         assert_eq!(text(&r.last_lines(10)), vec!["a", "b", "!oops", "c"]);
         assert_eq!(text(&r.last_lines(2)), vec!["!oops", "c"]);
     }
 
     #[test]
+    fn lines_keep_the_time_they_were_read() {
+        let mut r = Ring::new(1024);
+        r.push(Stream::Stdout, b"a\nb\n", 10);
+        r.push(Stream::Stdout, b"c\n", 10);
+        r.push(Stream::Stdout, b"d\n", 20);
+        let times: Vec<u64> = r.last_timed_lines(10).iter().map(|l| l.0).collect();
+        assert_eq!(times, vec![10, 10, 10, 20]);
+        // Same stream and time: one segment.
+        assert_eq!(r.segments.len(), 2);
+    }
+
+    #[test]
     fn drops_whole_old_lines_when_full() {
         let mut r = Ring::new(10);
-        r.push(Stream::Stdout, b"1111\n2222\n");
-        r.push(Stream::Stdout, b"3333\n");
+        r.push(Stream::Stdout, b"1111\n2222\n", 1);
+        r.push(Stream::Stdout, b"3333\n", 2);
         assert!(r.len() <= 10);
         assert_eq!(text(&r.last_lines(10)), vec!["2222", "3333"]);
         // A block larger than the ring keeps only its last lines.
-        r.push(Stream::Stderr, b"aaaa\nbbbb\ncccc\ndddd\n");
+        r.push(Stream::Stderr, b"aaaa\nbbbb\ncccc\ndddd\n", 3);
         assert_eq!(text(&r.last_lines(10)), vec!["!cccc", "!dddd"]);
     }
 }
