@@ -155,7 +155,9 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    init_tracing(&config.init.log_level, &logs);
+    let default_level = if forward_to.is_some() { "warn" } else { "info" };
+    let level = config.init.log_level.as_deref().unwrap_or(default_level);
+    init_tracing(level, &logs);
     let opts = RunOptions {
         role: sys::init::Role::Pid1,
         forward_to,
@@ -193,7 +195,13 @@ fn start(
         env!("CARGO_PKG_VERSION"),
         if n == 1 { "" } else { "s" }
     );
-    tracing::info!("{}", CorePattern::read().describe());
+    // Only worth saying when some program collects cores.
+    let pattern = CorePattern::read().describe();
+    if config.programs.iter().any(|p| p.core_dumps) {
+        tracing::info!("{pattern}");
+    } else {
+        tracing::debug!("{pattern}");
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -236,7 +244,11 @@ fn start(
 fn init_tracing(level: &str, logs: &Logs) {
     use tracing_subscriber::Layer;
     use tracing_subscriber::layer::SubscriberExt;
-    let level = std::env::var("CTRLINIT_LOG").unwrap_or_else(|_| level.to_string());
+    // Set but empty (`-e CTRLINIT_LOG=`) means not set.
+    let level = std::env::var("CTRLINIT_LOG")
+        .ok()
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| level.to_string());
     let filter: tracing::level_filters::LevelFilter = level
         .parse()
         .unwrap_or(tracing::level_filters::LevelFilter::INFO);

@@ -240,3 +240,45 @@ fn a_missing_double_dash_program_exits_127() {
     let mut init = init().arg("--").arg("/no/such/binary").start();
     assert_eq!(init.wait_exit(DEADLINE), 127);
 }
+
+#[test]
+fn a_double_dash_run_says_nothing_of_its_own_unless_something_goes_wrong() {
+    let mut init = init()
+        .env("CTRLINIT_LOG", "")
+        .arg("--")
+        .arg("/bin/sh")
+        .arg("-c")
+        .arg("echo hello")
+        .start();
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let out = init.output();
+    assert!(out.contains("hello"), "{out}");
+    assert!(
+        !out.lines().any(|l| l.starts_with("ctrlinit")),
+        "ctrlinit's own lines at the default level: {out}"
+    );
+    // Something going wrong is still said.
+    let mut failing = common::init()
+        .env("CTRLINIT_LOG", "")
+        .arg("--")
+        .arg("/no/such/program")
+        .start();
+    assert_eq!(failing.wait_exit(DEADLINE), 127);
+    let out = failing.output();
+    assert!(out.contains("cannot execute \"/no/such/program\""), "{out}");
+}
+
+#[test]
+fn the_core_pattern_is_explained_only_when_a_program_collects_cores() {
+    let quiet = "[program.a]\ncommand = [\"/bin/sleep\", \"1000\"]\n";
+    let without = init().env("CTRLINIT_LOG", "").file("a.toml", quiet).start();
+    without.wait_for_line("a: starting -> running");
+    assert!(
+        !without.output().contains("core_pattern"),
+        "{}",
+        without.output()
+    );
+    let cores = "[program.a]\ncommand = [\"/bin/sleep\", \"1000\"]\ncore_dumps = true\n";
+    let with = init().env("CTRLINIT_LOG", "").file("a.toml", cores).start();
+    with.wait_for_line("core_pattern");
+}

@@ -79,8 +79,10 @@ pub struct InitSettings {
     pub max_reports: u32,
     /// Cap on the total size of everything in `crash_dir`.
     pub crash_max_size: u64,
-    /// ctrlinit's own log level filter (`error`, `warn`, `info`, `debug`, `trace`).
-    pub log_level: String,
+    /// ctrlinit's own log level filter (`error`, `warn`, `info`, `debug`, `trace`); `None` when
+    /// not set: `info`, or `warn` when a `--` command is the main program (a tini-style run says
+    /// nothing of its own unless something goes wrong).
+    pub log_level: Option<String>,
 }
 
 impl Default for InitSettings {
@@ -96,7 +98,7 @@ impl Default for InitSettings {
             max_cores: 3,
             max_reports: 20,
             crash_max_size: 1 << 30,
-            log_level: "info".into(),
+            log_level: None,
         }
     }
 }

@@ -156,7 +156,7 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
             ("trace", "trace"),
         ];
         if let Some(level) = r.choice(v, "init.log_level", &choices) {
-            init.log_level = level.to_string();
+            init.log_level = Some(level.to_string());
         }
     }
     Some(init)
