@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use ctrlinit::cli::args::{Cli, Command};
-use ctrlinit::cli::check::render_start_order;
+use ctrlinit::cli::check::{command_problems, render_start_order};
 use ctrlinit::cli::{ctl, graph};
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     match cli.command {
         None => run_init(&cli, Vec::new()),
         Some(Command::Run { ref main }) => run_init(&cli, main.clone()),
-        Some(Command::Check { ref main }) => check(&cli, main.clone()),
+        Some(Command::Check { ref main, strict }) => check(&cli, main.clone(), strict),
         Some(ref cmd) => ExitCode::from(client(&cli, cmd)),
     }
 }
@@ -109,12 +109,27 @@ fn load_options(cli: &Cli, main: Vec<String>) -> LoadOptions {
     }
 }
 
-fn check(cli: &Cli, main: Vec<String>) -> ExitCode {
+fn check(cli: &Cli, main: Vec<String>, strict: bool) -> ExitCode {
     match config::load_dir(&load_options(cli, main)) {
         Ok(mut config) => {
             // What `run` would use: CTRLINIT_LOG_DIR and friends win over the files.
             config::Overrides::from_env(cli.socket.clone()).apply(&mut config);
             print!("{}", render_start_order(&config));
+            let problems = command_problems(&config);
+            if strict && !problems.is_empty() {
+                let n = problems.len();
+                eprintln!(
+                    "{n} problem{} (an error with --strict):",
+                    if n == 1 { "" } else { "s" }
+                );
+                for p in &problems {
+                    eprintln!("error: {p}");
+                }
+                return ExitCode::from(EXIT_CONFIG);
+            }
+            for p in &problems {
+                println!("warning: {p}");
+            }
             ExitCode::SUCCESS
         }
         Err(errors) => {

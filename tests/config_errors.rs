@@ -549,3 +549,60 @@ stop_timeout = "forever"
     assert!(!dir.path().join("started").exists());
     assert!(!out.contains("starting ->"), "{out}");
 }
+
+#[test]
+fn check_warns_about_commands_that_cannot_run_and_strict_makes_them_errors() {
+    let (_dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.ghost]
+command = ["/nonexistent/ghost", "--flag"]
+
+[program.noexec]
+command = ["{dir}/conf.d/a.toml"]
+
+[program.nowhere]
+command = ["no-such-program-anywhere"]
+
+[program.fine]
+command = ["sleep", "1"]
+finish = ["/nonexistent/hook"]
+"#,
+    )]);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 0, "warnings only: {ran:?}");
+    for says in [
+        "warning: program.ghost.command: \"/nonexistent/ghost\" does not exist; it will fail to start (exit status 127)",
+        "fix: install it in the image, or correct program.ghost.command",
+        "warning: program.noexec.command:",
+        "is not executable (no x bit); it will fail to start (exit status 126)",
+        "warning: program.nowhere.command: \"no-such-program-anywhere\" is on no directory of PATH",
+        "warning: program.fine.finish: \"/nonexistent/hook\" does not exist",
+    ] {
+        assert!(
+            ran.stdout.contains(says),
+            "{says:?} not in:\n{}",
+            ran.stdout
+        );
+    }
+    assert!(
+        !ran.stdout.contains("program.fine.command"),
+        "{}",
+        ran.stdout
+    );
+    let mut cmd = std::process::Command::new(bin());
+    cmd.arg("check")
+        .arg("--strict")
+        .arg("--config-dir")
+        .arg(&conf);
+    let strict = run_with_deadline(cmd, DEADLINE);
+    assert_eq!(strict.code, 2, "{strict:?}");
+    assert!(
+        strict
+            .stderr
+            .contains("4 problems (an error with --strict):")
+            && strict.stderr.contains("error: program.ghost.command:"),
+        "{}",
+        strict.stderr
+    );
+}

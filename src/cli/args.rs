@@ -80,6 +80,10 @@ pub enum Command {
     },
     /// Load and validate the configuration, print the start order, start nothing.
     Check {
+        /// Also fail (exit 2) on commands that cannot be executed (a missing or non-executable
+        /// file), which are otherwise warnings.
+        #[arg(long)]
+        strict: bool,
         /// Check as if this command were given after `--`.
         #[arg(last = true, value_name = "CMD")]
         main: Vec<String>,

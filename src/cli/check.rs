@@ -1,8 +1,10 @@
 //! `ctrlinit check`: the start order of a valid configuration, as people read it.
 
 use std::fmt::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
-use crate::config::{Config, Kind, ReadyProbe};
+use crate::config::{Config, Kind, ProgramSpec, ReadyProbe};
 use crate::graph::Graph;
 
 /// Renders which programs start together and what each waits for.
@@ -60,6 +62,69 @@ pub fn render_start_order(config: &Config) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+/// Commands that cannot be executed as configured: a missing file, a directory, a file without an
+/// execute bit, or a bare name on no directory of the program's PATH. At run time each would fail
+/// to start (exit status 127 or 126) and spend the restart budget.
+pub fn command_problems(config: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in &config.programs {
+        let mut commands: Vec<(String, &[String])> = vec![("command".into(), &p.command)];
+        if let Some(f) = &p.finish {
+            commands.push(("finish".into(), f));
+        }
+        if let Some(r) = &p.ready
+            && let ReadyProbe::Exec(argv) = &r.probe
+        {
+            commands.push(("ready.exec".into(), argv));
+        }
+        for (key, argv) in commands {
+            let Some(program) = argv.first() else {
+                continue;
+            };
+            if let Some(why) = executable_problem(program, p) {
+                out.push(format!(
+                    "program.{}.{key}: {program:?} {why}; it will fail to start (exit status {})\n    fix: install it in the image, or correct program.{}.{key}",
+                    p.name,
+                    if why.starts_with("is not executable") { 126 } else { 127 },
+                    p.name
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Why `program` (argv[0] of `spec`) cannot be executed, if it cannot.
+fn executable_problem(program: &str, spec: &ProgramSpec) -> Option<String> {
+    if program.contains('/') {
+        let path = match (Path::new(program).is_relative(), &spec.workdir) {
+            (true, Some(dir)) => dir.join(program),
+            _ => Path::new(program).to_path_buf(),
+        };
+        return match std::fs::metadata(&path) {
+            Err(_) => Some("does not exist".into()),
+            Ok(m) if !m.is_file() => Some("is not a file".into()),
+            Ok(m) if m.permissions().mode() & 0o111 == 0 => {
+                Some("is not executable (no x bit)".into())
+            }
+            Ok(_) => None,
+        };
+    }
+    let path = spec
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_else(|| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into());
+    let found = path.split(':').any(|dir| {
+        let dir = if dir.is_empty() { "." } else { dir };
+        std::fs::metadata(Path::new(dir).join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    });
+    (!found).then(|| format!("is on no directory of PATH ({path})"))
 }
 
 /// Paths that are not usable yet. At image build time the host mounts and rendered files are
