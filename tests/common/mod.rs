@@ -41,9 +41,18 @@ pub struct Builder {
     env: HashMap<String, String>,
     namespace: bool,
     dir: tempfile::TempDir,
+    /// A config directory of its own (the repository's example) instead of `<dir>/conf.d`.
+    conf: Option<PathBuf>,
 }
 
 impl Builder {
+    /// Uses the existing config directory `conf` (files added with [`Builder::file`] are
+    /// ignored then).
+    pub fn config_dir(mut self, conf: &Path) -> Self {
+        self.conf = Some(conf.to_path_buf());
+        self
+    }
+
     /// Adds `conf.d/<name>` with `text` (`{dir}` in it is replaced by the test directory).
     pub fn file(mut self, name: &str, text: &str) -> Self {
         self.files.push((name.to_string(), text.to_string()));
@@ -76,11 +85,11 @@ impl Builder {
     /// Writes the config and starts ctrlinit.
     pub fn start(self) -> Init {
         let dir = self.dir.path().to_path_buf();
-        let conf = dir.join("conf.d");
-        std::fs::create_dir_all(&conf).unwrap();
+        let conf = self.conf.clone().unwrap_or_else(|| dir.join("conf.d"));
+        std::fs::create_dir_all(dir.join("conf.d")).unwrap();
         for (name, text) in &self.files {
             std::fs::write(
-                conf.join(name),
+                dir.join("conf.d").join(name),
                 text.replace("{dir}", dir.to_str().unwrap()),
             )
             .unwrap();
@@ -164,6 +173,7 @@ pub fn init() -> Builder {
         env: HashMap::new(),
         namespace: true,
         dir: tempfile::tempdir().unwrap(),
+        conf: None,
     }
 }
 
