@@ -414,11 +414,12 @@ fn own_line(shared: &Shared, level: Level, message: &str, at: SystemTime) {
                 );
             }
             mode => {
-                for line in message.lines() {
+                for (n, line) in message.lines().enumerate() {
                     if mode != ConsoleMode::Plain {
                         out.extend_from_slice(&prefix("ctrlinit", shared.width.get(), Stream::Log));
                     }
-                    if *level <= Level::WARN {
+                    // The level leads the record; its continuation lines (a fix) follow it.
+                    if *level <= Level::WARN && n == 0 {
                         out.extend_from_slice(level.as_str().as_bytes());
                         out.push(b' ');
                     }
