@@ -45,34 +45,66 @@ fn the_example_role_starts_in_order() {
     assert_eq!(code, 0, "{out}");
 }
 
+/// When ctrlinit logged `api` ready: the time of the n-th such line of `ctrlinit.log`.
+fn nth_ready_time(init: &Init, n: usize) -> std::time::SystemTime {
+    let log = init.dir().join("log/ctrlinit.log");
+    let line = wait_until(
+        &format!("api ready #{n} in {}", log.display()),
+        DEADLINE,
+        || {
+            file_lines(&log)
+                .into_iter()
+                .filter(|l| l.contains("api: starting -> running: ready after"))
+                .nth(n - 1)
+        },
+    );
+    let stamp = line.split_whitespace().next().unwrap();
+    humantime::parse_rfc3339(stamp).unwrap_or_else(|e| panic!("{stamp:?}: {e}"))
+}
+
 #[test]
 fn restart_api_brings_worker_back_after_api_is_ready_again() {
     let init = start_example();
     let (code, out) = init.ctl(&["status", "--wait", "worker=running", "--timeout", "20s"]);
     assert_eq!(code, 0, "{out}");
     init.wait_for_line("| worker: connected");
-    let before = init.lines().len();
     let (code, out) = init.ctl(&["restart", "api"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("restarted api and worker"), "{out}");
     init.wait_for_nth_line("| worker: connected", 2, DEADLINE);
-    let lines = init.lines()[before..].to_vec();
-    let at = |needle: &str| {
-        index_of_line(&lines, needle)
-            .unwrap_or_else(|| panic!("no {needle:?} after the restart in:\n{}", lines.join("\n")))
+    // ctrlinit's own lines come in the order it decided (program output comes through other
+    // pipes and may be printed later): worker starts again only after api is ready again.
+    let own: Vec<String> = init
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("ctrlinit"))
+        .collect();
+    let nth = |needle: &str, n: usize| {
+        own.iter()
+            .enumerate()
+            .filter(|(_, l)| l.contains(needle))
+            .nth(n - 1)
+            .map(|(i, _)| i)
+            .unwrap_or_else(|| panic!("no #{n} {needle:?} in:\n{}", own.join("\n")))
     };
-    let api_started = at("| api: starting with");
-    let api_ready = at("api: starting -> running: ready after");
-    let worker_started = at("worker: waiting -> starting");
-    let worker_connected = at("| worker: connected");
     assert!(
-        api_started < api_ready && api_ready < worker_started && worker_started < worker_connected,
-        "worker came back before api was ready again:\n{}",
-        lines.join("\n")
+        nth("api: stopping -> stopped", 1) < nth("api: starting -> running", 2)
+            && nth("api: starting -> running", 2) < nth("worker: waiting -> starting", 2),
+        "{}",
+        own.join("\n")
     );
+    // And api was ready for real: its new run had created the ready file when ctrlinit said so
+    // (a file left from the run before made it "ready" before the new run touched it).
+    let ready_at = nth_ready_time(&init, 2);
+    let file = init.dir().join("state/api.ready");
+    let touched = wait_until("api's new run to touch its ready file", DEADLINE, || {
+        std::fs::metadata(&file).ok()?.modified().ok()
+    });
+    let ms =
+        |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
     assert!(
-        !lines[api_ready].contains("ready after 0ms"),
-        "api counted as ready from its last run's file: {}",
-        lines[api_ready]
+        ms(ready_at) >= ms(touched),
+        "api was said ready at {ready_at:?}, before its new run touched {} at {touched:?}",
+        file.display()
     );
 }
