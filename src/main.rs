@@ -4,13 +4,14 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use ctrlinit::cli::args::{Cli, Command};
-use ctrlinit::cli::check::{command_problems, render_start_order};
+use ctrlinit::cli::check::render_start_order;
 use ctrlinit::cli::{ctl, graph};
 use std::sync::Arc;
 
 use ctrlinit::api::server;
+use ctrlinit::config::preflight::{command_problems, path_warnings};
 use ctrlinit::config::{self, LoadOptions};
-use ctrlinit::cores::CorePattern;
+use ctrlinit::crash::CorePattern;
 use ctrlinit::logs::{Logs, OwnLogLayer};
 use ctrlinit::supervisor::runner::{RunOptions, Runner};
 use ctrlinit::sys;
@@ -83,14 +84,14 @@ fn client(cli: &Cli, cmd: &Command) -> u8 {
 /// With a running init, its live graph; otherwise the config's.
 fn graph(cli: &Cli, socket: &std::path::Path, format: graph::Format) -> u8 {
     use ctrlinit::api::client::Client;
-    use ctrlinit::api::protocol::{Request, Response};
+    use ctrlinit::model::protocol::{Request, Response};
     let live = Client::connect(socket)
         .and_then(|mut c| c.call(&Request::Graph, std::time::Duration::from_secs(5)))
         .ok();
     let nodes = match live {
         Some(Response::Graph { programs }) => programs,
         _ => match config::load_dir(&load_options(cli, Vec::new())) {
-            Ok(c) => graph::nodes_from_config(&c),
+            Ok(c) => config::describe::graph_nodes(&c),
             Err(errors) => {
                 eprint!("{errors}");
                 return EXIT_CONFIG;
@@ -114,7 +115,10 @@ fn check(cli: &Cli, main: Vec<String>, strict: bool) -> ExitCode {
         Ok(mut config) => {
             // What `run` would use: CTRLINIT_LOG_DIR and friends win over the files.
             config::Overrides::from_env(cli.socket.clone()).apply(&mut config);
-            print!("{}", render_start_order(&config));
+            let mut warnings = config.warnings.clone();
+            warnings.extend(path_warnings(&config));
+            let levels = config::describe::start_levels(&config);
+            print!("{}", render_start_order(&levels, &warnings));
             let problems = command_problems(&config);
             if strict && !problems.is_empty() {
                 let n = problems.len();

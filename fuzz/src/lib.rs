@@ -291,13 +291,16 @@ pub fn check_units(data: &[u8]) {
         );
     }
     let _ = config::parse_duration(s);
-    if let Ok(sig) = config::parse_signal(s) {
-        assert_eq!(config::parse_signal(sig.as_str()), Ok(sig));
-        let _ = config::signal_name(sig as i32);
+    if let Ok(sig) = ctrlinit::model::signals::parse_signal(s) {
+        assert_eq!(
+            ctrlinit::model::signals::parse_signal(sig.as_str()),
+            Ok(sig)
+        );
+        let _ = ctrlinit::model::signals::signal_name(sig as i32);
     }
     if data.len() >= 4 {
         let n = i32::from_le_bytes([data[0], data[1], data[2], data[3]]);
-        let _ = config::signal_name(n);
+        let _ = ctrlinit::model::signals::signal_name(n);
     }
 }
 

@@ -5,7 +5,8 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::protocol::{self, Envelope, Request, Response};
+use super::protocol::{self, Envelope};
+use crate::model::protocol::{Request, Response};
 
 /// Why a request got no answer.
 #[derive(Debug)]

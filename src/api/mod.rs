@@ -1,6 +1,12 @@
-//! The control plane: the protocol shared by both ends, the server inside the init, and the
-//! client used by `ctrlinit status` and friends.
+//! The control plane: the protocol's framing, the server inside the init (transport only: bind,
+//! peer check, framing, one handler per request, one wait for goals), and the client used by
+//! `ctrlinit status` and friends.
 
 pub mod client;
+mod connection;
+mod goals;
+mod handlers;
+mod handles;
+mod peer;
 pub mod protocol;
 pub mod server;

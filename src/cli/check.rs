@@ -1,40 +1,28 @@
 //! `ctrlinit check`: the start order of a valid configuration, as people read it.
 
 use std::fmt::Write;
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
-use crate::config::{Config, Kind, ProgramSpec, ReadyProbe};
-use crate::graph::Graph;
+use crate::model::protocol::GraphNode;
 
-/// Renders which programs start together and what each waits for.
-pub fn render_start_order(config: &Config) -> String {
-    let graph = Graph::new(&config.programs);
+/// Renders which programs start together and what each waits for, then the warnings.
+pub fn render_start_order(levels: &[Vec<GraphNode>], warnings: &[String]) -> String {
     let mut out = String::new();
-    let n = config.programs.len();
+    let n: usize = levels.iter().map(Vec::len).sum();
     let _ = writeln!(
         out,
         "configuration OK: {n} program{}",
         if n == 1 { "" } else { "s" }
     );
     let _ = writeln!(out, "start order (programs of one step start together):");
-    for (step, level) in graph.levels().iter().enumerate() {
-        for (k, &i) in level.iter().enumerate() {
-            let p = &config.programs[i];
+    for (step, level) in levels.iter().enumerate() {
+        for (k, p) in level.iter().enumerate() {
             let lead = if k == 0 {
                 format!("{:>3}.", step + 1)
             } else {
                 "    ".to_string()
             };
-            let mut line = format!("{lead} {} ({}", p.name, p.kind.as_str());
-            if p.kind == Kind::Service
-                && let Some(r) = &p.ready
-            {
-                let probe = match &r.probe {
-                    ReadyProbe::Tcp(a) => format!("tcp {a}"),
-                    ReadyProbe::Exec(argv) => format!("exec {}", argv.join(" ")),
-                    ReadyProbe::File(f) => format!("file {}", f.display()),
-                };
+            let mut line = format!("{lead} {} ({}", p.name, p.kind);
+            if let Some(probe) = &p.readiness {
                 let _ = write!(line, ", ready: {probe}");
             }
             if !p.autostart {
@@ -48,9 +36,9 @@ pub fn render_start_order(config: &Config) -> String {
                 let waits: Vec<String> = p
                     .depends_on
                     .iter()
-                    .map(|d| {
-                        let restart = if d.restart { ", restarts with it" } else { "" };
-                        format!("{} {}{restart}", d.name, d.condition.as_str())
+                    .map(|(name, condition, restart)| {
+                        let restart = if *restart { ", restarts with it" } else { "" };
+                        format!("{name} {condition}{restart}")
                     })
                     .collect();
                 let _ = write!(line, "  waits for: {}", waits.join(", "));
@@ -58,116 +46,8 @@ pub fn render_start_order(config: &Config) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
-    for w in config.warnings.iter().chain(path_warnings(config).iter()) {
+    for w in warnings {
         let _ = writeln!(out, "warning: {w}");
-    }
-    out
-}
-
-/// Commands that cannot be executed as configured: a missing file, a directory, a file without an
-/// execute bit, or a bare name on no directory of the program's PATH. At run time each would fail
-/// to start (exit status 127 or 126) and spend the restart budget.
-pub fn command_problems(config: &Config) -> Vec<String> {
-    let mut out = Vec::new();
-    for p in &config.programs {
-        let mut commands: Vec<(String, &[String])> = vec![("command".into(), &p.command)];
-        if let Some(f) = &p.finish {
-            commands.push(("finish".into(), f));
-        }
-        if let Some(r) = &p.ready
-            && let ReadyProbe::Exec(argv) = &r.probe
-        {
-            commands.push(("ready.exec".into(), argv));
-        }
-        for (key, argv) in commands {
-            let Some(program) = argv.first() else {
-                continue;
-            };
-            if let Some(why) = executable_problem(program, p) {
-                out.push(format!(
-                    "program.{}.{key}: {program:?} {why}; it will fail to start (exit status {})\n    fix: install it in the image, or correct program.{}.{key}",
-                    p.name,
-                    if why.starts_with("is not executable") { 126 } else { 127 },
-                    p.name
-                ));
-            }
-        }
-    }
-    out
-}
-
-/// Why `program` (argv[0] of `spec`) cannot be executed, if it cannot.
-fn executable_problem(program: &str, spec: &ProgramSpec) -> Option<String> {
-    if program.contains('/') {
-        let path = match (Path::new(program).is_relative(), &spec.workdir) {
-            (true, Some(dir)) => dir.join(program),
-            _ => Path::new(program).to_path_buf(),
-        };
-        return match std::fs::metadata(&path) {
-            Err(_) => Some("does not exist".into()),
-            Ok(m) if !m.is_file() => Some("is not a file".into()),
-            Ok(m) if m.permissions().mode() & 0o111 == 0 => {
-                Some("is not executable (no x bit)".into())
-            }
-            Ok(_) => None,
-        };
-    }
-    let path = spec
-        .env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PATH").ok())
-        .unwrap_or_else(|| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into());
-    let found = path.split(':').any(|dir| {
-        let dir = if dir.is_empty() { "." } else { dir };
-        std::fs::metadata(Path::new(dir).join(program))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    });
-    (!found).then(|| format!("is on no directory of PATH ({path})"))
-}
-
-/// Paths that are not usable yet. At image build time the host mounts and rendered files are
-/// missing, so these are warnings: `RUN ctrlinit check` must pass.
-pub fn path_warnings(config: &Config) -> Vec<String> {
-    let mut out = Vec::new();
-    for (key, dir) in [
-        ("log_dir", &config.init.log_dir),
-        ("crash_dir", &config.init.crash_dir),
-    ] {
-        if !dir.exists() {
-            // The nearest directory that exists decides whether ctrlinit could create it.
-            let parent = dir.ancestors().skip(1).find(|a| a.is_dir());
-            let creatable = parent
-                .is_some_and(|p| nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok());
-            out.push(if creatable {
-                format!(
-                    "[init] {key} {} does not exist yet; it is created at start (mount it from the host to keep its files)",
-                    dir.display()
-                )
-            } else {
-                format!(
-                    "[init] {key} {} does not exist and could not be created by this user; mount a writable directory there at run time, or ctrlinit will not start",
-                    dir.display()
-                )
-            });
-        } else if nix::unistd::access(dir.as_path(), nix::unistd::AccessFlags::W_OK).is_err() {
-            out.push(format!(
-                "[init] {key} {} is not writable by this user; ctrlinit will not start unless it is at run time",
-                dir.display()
-            ));
-        }
-    }
-    for p in &config.programs {
-        if let Some(f) = &p.env_file
-            && !f.exists()
-        {
-            out.push(format!(
-                "program.{}.env_file {} does not exist yet; it is read at each start",
-                p.name,
-                f.display()
-            ));
-        }
     }
     out
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::api::client::{Client, ClientError};
-use crate::api::protocol::{Condition, EventRecord, ProgramStatus, Request, Response};
-use crate::supervisor::State;
+use crate::model::State;
+use crate::model::protocol::{Condition, ErrorKind, EventRecord, ProgramStatus, Request, Response};
 
 /// Success.
 pub const EXIT_OK: u8 = 0;
@@ -34,11 +34,13 @@ fn fail(e: &ClientError) -> u8 {
     }
 }
 
-fn error_code(error: &str) -> u8 {
-    if error.starts_with("unknown program") {
-        EXIT_USAGE
-    } else {
-        EXIT_FAILED
+/// The exit status for an error answer, by its kind (never by its text).
+fn error_code(kind: ErrorKind) -> u8 {
+    match kind {
+        ErrorKind::UnknownProgram => EXIT_USAGE,
+        ErrorKind::BadRequest | ErrorKind::Refused | ErrorKind::Timeout | ErrorKind::Failed => {
+            EXIT_FAILED
+        }
     }
 }
 
@@ -77,9 +79,9 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
                 EXIT_NOT_RUNNING
             }
         }
-        Response::Error { error } => {
+        Response::Error { error, kind } => {
             eprintln!("ctrlinit: {error}");
-            error_code(&error)
+            error_code(kind)
         }
         other => unexpected(&other),
     }
@@ -232,9 +234,9 @@ fn done(r: Result<Response, ClientError>) -> u8 {
             println!("{message}");
             EXIT_OK
         }
-        Ok(Response::Error { error }) => {
+        Ok(Response::Error { error, kind }) => {
             eprintln!("ctrlinit: {error}");
-            error_code(&error)
+            error_code(kind)
         }
         Ok(other) => unexpected(&other),
         Err(e) => fail(&e),
@@ -302,7 +304,7 @@ pub fn health(socket: &Path, strict: bool) -> u8 {
             println!("unhealthy: {}", problems.join("; "));
             EXIT_FAILED
         }
-        Ok(Response::Error { error }) => {
+        Ok(Response::Error { error, kind: _ }) => {
             println!("unhealthy: {error}");
             EXIT_FAILED
         }
@@ -350,9 +352,9 @@ pub fn logs(socket: &Path, names: Vec<String>, lines: usize, follow: bool, by_pr
                     return EXIT_OK;
                 }
             }
-            Ok(Some(Response::Error { error })) => {
+            Ok(Some(Response::Error { error, kind })) => {
                 eprintln!("ctrlinit: {error}");
-                return error_code(&error);
+                return error_code(kind);
             }
             Ok(Some(other)) => return unexpected(&other),
             Ok(None) => return EXIT_OK,
@@ -389,10 +391,10 @@ pub fn events(socket: &Path, json: bool) -> u8 {
             }
             // Once events flow, an error only says some were missed: the stream goes on.
             // Before that it is a refusal (permission denied …), and the command failed.
-            Ok(Some(Response::Error { error })) => {
+            Ok(Some(Response::Error { error, kind })) => {
                 eprintln!("ctrlinit: {error}");
                 if !streaming {
-                    return error_code(&error);
+                    return error_code(kind);
                 }
                 continue;
             }
@@ -414,9 +416,9 @@ pub fn events(socket: &Path, json: bool) -> u8 {
 /// its answer says more than the broken pipe.
 fn refused_or(client: &mut Client, send_error: &ClientError) -> u8 {
     match client.next_response() {
-        Ok(Some(Response::Error { error })) => {
+        Ok(Some(Response::Error { error, kind })) => {
             eprintln!("ctrlinit: {error}");
-            error_code(&error)
+            error_code(kind)
         }
         _ => fail(send_error),
     }

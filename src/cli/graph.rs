@@ -4,9 +4,8 @@
 
 use std::fmt::Write;
 
-use crate::api::protocol::GraphNode;
-use crate::config::Config;
-use crate::supervisor::State;
+use crate::model::State;
+use crate::model::protocol::GraphNode;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -15,24 +14,6 @@ pub enum Format {
     Dot,
     /// Mermaid flowchart.
     Mermaid,
-}
-
-/// Nodes from a config alone (no states).
-pub fn nodes_from_config(config: &Config) -> Vec<GraphNode> {
-    config
-        .programs
-        .iter()
-        .map(|p| GraphNode {
-            name: p.name.clone(),
-            kind: p.kind.as_str().to_string(),
-            state: None,
-            depends_on: p
-                .depends_on
-                .iter()
-                .map(|d| (d.name.clone(), d.condition.as_str().to_string(), d.restart))
-                .collect(),
-        })
-        .collect()
 }
 
 fn color(state: Option<State>) -> &'static str {
@@ -110,12 +91,18 @@ mod tests {
                 kind: "service".into(),
                 state: Some(State::Running),
                 depends_on: vec![],
+                readiness: None,
+                autostart: true,
+                main: false,
             },
             GraphNode {
                 name: "app-1".into(),
                 kind: "service".into(),
                 state: Some(State::Backoff),
                 depends_on: vec![("netns".into(), "ready".into(), true)],
+                readiness: None,
+                autostart: true,
+                main: false,
             },
         ];
         let dot = render(&nodes, Format::Dot);

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
 use super::error::{ConfigError, ConfigErrors};
+use super::graph::Graph;
 use super::reader::{Reader, get};
 use super::schema::{self, DependencyDraft, ProgramDraft};
-use super::{Condition, Config, Dependency, InitSettings, Kind, ProgramSpec, RestartPolicy};
-use crate::graph::Graph;
+use super::spec::{Condition, Config, Dependency, InitSettings, Kind, ProgramSpec, RestartPolicy};
 
 /// Name of the program made from a `--` command.
 pub const MAIN_PROGRAM: &str = "main";

@@ -29,7 +29,7 @@ pub(super) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(
+    pub(super) fn new(
         path: &'a Path,
         text: &'a str,
         env: &'a dyn Fn(&str) -> Option<String>,
@@ -44,18 +44,24 @@ impl<'a> Reader<'a> {
     }
 
     /// The 1-based line of byte `offset`.
-    pub fn line_of(&self, offset: usize) -> usize {
+    pub(super) fn line_of(&self, offset: usize) -> usize {
         let end = offset.min(self.text.len());
         memchr::memchr_iter(b'\n', &self.text.as_bytes()[..end]).count() + 1
     }
 
     /// `file:line` of a span, for messages that point elsewhere.
-    pub fn location(&self, span: &Range<usize>) -> String {
+    pub(super) fn location(&self, span: &Range<usize>) -> String {
         format!("{}:{}", self.path.display(), self.line_of(span.start))
     }
 
     /// Records an error at `span`.
-    pub fn error(&mut self, span: &Range<usize>, key: &str, message: String, fix: Option<String>) {
+    pub(super) fn error(
+        &mut self,
+        span: &Range<usize>,
+        key: &str,
+        message: String,
+        fix: Option<String>,
+    ) {
         let line = self.line_of(span.start);
         self.errors.push(ConfigError {
             file: self.path.to_path_buf(),
@@ -67,7 +73,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reports every key of `table` not in `known`, suggesting the closest known one.
-    pub fn reject_unknown_keys(&mut self, table: &DeTable<'_>, path: &str, known: &[&str]) {
+    pub(super) fn reject_unknown_keys(&mut self, table: &DeTable<'_>, path: &str, known: &[&str]) {
         for (key, _) in table.iter() {
             let name: &str = key.get_ref();
             if known.contains(&name) {
@@ -92,7 +98,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A string, interpolated.
-    pub fn string(&mut self, v: &Value<'_>, key: &str) -> Option<String> {
+    pub(super) fn string(&mut self, v: &Value<'_>, key: &str) -> Option<String> {
         match v.get_ref() {
             DeValue::String(s) => self.interpolate(s, &v.span(), key),
             other => {
@@ -103,7 +109,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A boolean (or a string that interpolates to `true`/`false`).
-    pub fn boolean(&mut self, v: &Value<'_>, key: &str) -> Option<bool> {
+    pub(super) fn boolean(&mut self, v: &Value<'_>, key: &str) -> Option<bool> {
         match v.get_ref() {
             DeValue::Boolean(b) => Some(*b),
             DeValue::String(_) => match self.string(v, key)?.as_str() {
@@ -127,7 +133,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An integer within `range` (or a string that interpolates to one).
-    pub fn integer(&mut self, v: &Value<'_>, key: &str, range: Range<i64>) -> Option<i64> {
+    pub(super) fn integer(&mut self, v: &Value<'_>, key: &str, range: Range<i64>) -> Option<i64> {
         let n = match v.get_ref() {
             DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).ok(),
             DeValue::String(_) => self.string(v, key)?.trim().parse::<i64>().ok(),
@@ -155,7 +161,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A float (or an integer, or a string that interpolates to a number).
-    pub fn float(&mut self, v: &Value<'_>, key: &str) -> Option<f64> {
+    pub(super) fn float(&mut self, v: &Value<'_>, key: &str) -> Option<f64> {
         let n = match v.get_ref() {
             DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
             DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
@@ -179,7 +185,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A duration string such as `"5s"`.
-    pub fn duration(&mut self, v: &Value<'_>, key: &str) -> Option<Duration> {
+    pub(super) fn duration(&mut self, v: &Value<'_>, key: &str) -> Option<Duration> {
         let s = self.string(v, key)?;
         match units::parse_duration(&s) {
             Ok(d) => Some(d),
@@ -199,7 +205,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A byte size such as `"10MiB"` (or a plain integer of bytes).
-    pub fn size(&mut self, v: &Value<'_>, key: &str) -> Option<u64> {
+    pub(super) fn size(&mut self, v: &Value<'_>, key: &str) -> Option<u64> {
         if let DeValue::Integer(_) = v.get_ref() {
             return self.integer(v, key, 0..i64::MAX).map(|n| n as u64);
         }
@@ -219,9 +225,9 @@ impl<'a> Reader<'a> {
     }
 
     /// A signal name such as `"SIGTERM"`.
-    pub fn signal(&mut self, v: &Value<'_>, key: &str) -> Option<Signal> {
+    pub(super) fn signal(&mut self, v: &Value<'_>, key: &str) -> Option<Signal> {
         let s = self.string(v, key)?;
-        match units::parse_signal(&s) {
+        match crate::model::signals::parse_signal(&s) {
             Ok(sig) => Some(sig),
             Err(e) => {
                 self.error(
@@ -236,7 +242,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An array of strings, each interpolated.
-    pub fn string_list(&mut self, v: &Value<'_>, key: &str) -> Option<Vec<String>> {
+    pub(super) fn string_list(&mut self, v: &Value<'_>, key: &str) -> Option<Vec<String>> {
         let DeValue::Array(items) = v.get_ref() else {
             self.wrong_type(v, key, "an array of strings", v.get_ref());
             return None;
@@ -253,7 +259,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A command: an array of strings, or one string split as a shell would (no shell runs).
-    pub fn command(&mut self, v: &Value<'_>, key: &str) -> Option<Vec<String>> {
+    pub(super) fn command(&mut self, v: &Value<'_>, key: &str) -> Option<Vec<String>> {
         let argv = match v.get_ref() {
             DeValue::String(_) => {
                 let s = self.string(v, key)?;
@@ -285,7 +291,7 @@ impl<'a> Reader<'a> {
     }
 
     /// One of `choices`, by its config spelling.
-    pub fn choice<T: Copy>(
+    pub(super) fn choice<T: Copy>(
         &mut self,
         v: &Value<'_>,
         key: &str,
@@ -306,7 +312,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A table.
-    pub fn table<'t, 'i>(&mut self, v: &'t Value<'i>, key: &str) -> Option<&'t DeTable<'i>> {
+    pub(super) fn table<'t, 'i>(&mut self, v: &'t Value<'i>, key: &str) -> Option<&'t DeTable<'i>> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),
             other => {

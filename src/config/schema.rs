@@ -10,7 +10,7 @@ use nix::unistd::{Gid, Uid};
 use toml::de::{DeTable, DeValue};
 
 use super::reader::{Reader, Value, get, join};
-use super::{
+use super::spec::{
     Backoff, Condition, ConsoleMode, InitSettings, Kind, LogSettings, OnExhausted, ProgramSpec,
     ReadyCheck, ReadyProbe, RestartPolicy, RlimitSetting, RunAs, StderrMode,
 };

@@ -1,9 +1,7 @@
-//! Parsers for the units config values are written in: durations, byte sizes, signal names.
+//! Parsers for the units config values are written in: durations and byte sizes (signal names
+//! are [`crate::model::signals`]).
 
-use std::str::FromStr;
 use std::time::Duration;
-
-use nix::sys::signal::Signal;
 
 /// The longest duration accepted: deadlines are instants, and `now + d` must not overflow.
 pub const MAX_DURATION: Duration = Duration::from_secs(3_155_760_000); // 100 years of 365.25 days
@@ -126,28 +124,6 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok((number * multiplier as f64) as u64)
 }
 
-/// Parses a signal name: `"SIGTERM"`, `"TERM"` or `"term"`, or a number.
-pub fn parse_signal(s: &str) -> Result<Signal, String> {
-    let upper = s.trim().to_ascii_uppercase();
-    if let Ok(n) = upper.parse::<i32>() {
-        return Signal::try_from(n).map_err(|_| format!("{n} is not a signal number"));
-    }
-    let full = if upper.starts_with("SIG") {
-        upper
-    } else {
-        format!("SIG{upper}")
-    };
-    Signal::from_str(&full).map_err(|_| format!("{s:?} is not a signal name"))
-}
-
-/// The conventional name of signal number `sig` (`SIGSEGV`), or `SIG<n>` for unknown numbers.
-pub fn signal_name(sig: i32) -> String {
-    match Signal::try_from(sig) {
-        Ok(s) => s.as_str().to_string(),
-        Err(_) => format!("SIG{sig}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,14 +177,5 @@ mod tests {
         assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
         assert!(parse_size("MiB").is_err());
         assert!(parse_size("10 parsecs").is_err());
-    }
-
-    #[test]
-    fn signals() {
-        assert_eq!(parse_signal("SIGTERM").unwrap(), Signal::SIGTERM);
-        assert_eq!(parse_signal("hup").unwrap(), Signal::SIGHUP);
-        assert_eq!(parse_signal("9").unwrap(), Signal::SIGKILL);
-        assert!(parse_signal("SIGNOPE").is_err());
-        assert_eq!(signal_name(11), "SIGSEGV");
     }
 }

@@ -17,7 +17,7 @@ use super::frame::Block;
 use super::ring::{RING_BYTES, Ring};
 use super::{Command, Stream, pump};
 use crate::config::{Config, ConsoleMode, InitSettings, LogSettings, StderrMode};
-use crate::cores;
+use crate::crash;
 
 /// How long shutdown waits for pipes to reach end of file (a stray may hold one open).
 const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
@@ -53,7 +53,7 @@ fn usable_dir(dir: &Path, key: &str) -> Result<PathBuf, String> {
 }
 
 /// Creates `dir` when missing and checks it can be written.
-pub fn check_writable_dir(dir: &Path) -> Result<(), String> {
+pub(super) fn check_writable_dir(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}"))?;
     nix::unistd::access(
         dir,
@@ -486,20 +486,20 @@ fn tail(shared: &Shared, programs: &[String], lines: usize, by_program: bool) ->
 
 /// Waits (bounded) for the crashed run's pipes to drain, then writes the report off the
 /// supervisor's thread.
-async fn crash_report(shared: Rc<Shared>, info: Box<cores::CrashInfo>) {
+async fn crash_report(shared: Rc<Shared>, info: Box<crash::CrashInfo>) {
     let crash_dir = shared.dirs.crash_dir.clone();
     // The restart that follows a crash needs the CPU first (on a small machine the report's
     // file work would compete with the new process's exec): the report waits a moment.
-    tokio::time::sleep(cores::REPORT_DELAY).await;
+    tokio::time::sleep(crash::REPORT_DELAY).await;
     let p = program_log(&shared, &info.program);
     let pending = p.runs.borrow().get(&info.run).map(|r| r.done.subscribe());
     if let Some(mut done) = pending {
-        let _ = tokio::time::timeout(cores::DRAIN_WAIT, done.wait_for(|d| *d)).await;
+        let _ = tokio::time::timeout(crash::DRAIN_WAIT, done.wait_for(|d| *d)).await;
     }
     let last_lines: Vec<String> = p
         .ring
         .borrow()
-        .last_lines(cores::REPORT_LINES)
+        .last_lines(crash::REPORT_LINES)
         .into_iter()
         .map(|(stream, line)| {
             let mark = if stream == Stream::Stderr { "! " } else { "| " };
@@ -507,7 +507,7 @@ async fn crash_report(shared: Rc<Shared>, info: Box<cores::CrashInfo>) {
         })
         .collect();
     let max_size = shared.config.borrow().init.crash_max_size;
-    match cores::write_report(&crash_dir, &info, &last_lines, max_size) {
+    match crash::write_report(&crash_dir, &info, &last_lines, max_size) {
         Ok(report) => tracing::warn!(
             "{}: pid {} {}; crash report {}",
             info.program,

@@ -1,4 +1,5 @@
-//! Program output and ctrlinit's own log: capture, framing, sinks, crash reports.
+//! Program output and ctrlinit's own log: capture, framing, sinks. Crash reports are
+//! [`crate::crash`]'s; the log thread calls it once a crashed run's pipes are drained.
 //!
 //! Everything here runs on the *log thread* (its own single-threaded runtime) and the *console
 //! thread* (blocking writes to stdout), never on the supervisor's thread: a slow disk or a
@@ -27,7 +28,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 pub use own::OwnLogLayer;
 
 use crate::config::Config;
-use crate::cores::CrashInfo;
+use crate::crash::CrashInfo;
 
 /// Which pipe a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -21,7 +21,7 @@ use nix::fcntl::OFlag;
 
 use super::child::{ChildPlan, RawLimit, Step, run_child};
 use crate::config::{RlimitSetting, RunAs};
-use crate::process::Exit;
+use crate::model::Exit;
 
 /// Where a child's stdout or stderr goes.
 #[derive(Debug)]

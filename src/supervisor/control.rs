@@ -1,273 +1,311 @@
-//! Control requests, answered inside the owner loop: snapshots of program state, changes by
-//! hand, signals, health, reload, shutdown, the graph. Each answer is computed from the core at
-//! once; waiting for a change to be applied happens in the connection's task, not here.
+//! Control requests: their types, and the answers, as plain functions of the core's state.
+//!
+//! A connection (on the control server's thread) sends a [`Control`] with a reply channel; the
+//! owner loop calls the function for it here, feeds the core the inputs it returns, and replies.
+//! Each answer is computed at once; waiting for a change to be applied happens in the
+//! connection's task (see `api`), driven by the event stream and the [`Goal`]s returned here.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use super::core::Input;
-use super::program::{DownReason, Phase, Program, Target};
-use super::runner::Runner;
-use super::state::State;
-use crate::api::protocol::{ExitInfo, GraphNode, ProgramStatus};
-use crate::api::server::{ChangeKind, Control, Goal, Plan};
-use crate::config::{Kind, ReadyProbe, parse_signal, signal_name};
-use crate::process::Exit;
+use tokio::sync::oneshot;
 
-impl Runner {
-    /// Answers one control request.
-    pub(super) fn on_control(&mut self, request: Control) {
-        match request {
-            Control::Status { names, reply } => {
-                let _ = reply.send(self.snapshot(&names));
-            }
-            Control::Change {
-                kind,
-                names,
-                all,
-                reply,
-            } => {
-                let _ = reply.send(self.change(kind, &names, all));
-            }
-            Control::Signal {
-                signal,
-                names,
-                reply,
-            } => {
-                let _ = reply.send(self.signal_by_hand(&signal, &names));
-            }
-            Control::Health { strict, reply } => {
-                let _ = reply.send(self.health(strict));
-            }
-            Control::Reload { reply } => {
-                let _ = reply.send(self.reload());
-            }
-            Control::Shutdown { reply } => {
-                self.feed(Input::Shutdown {
-                    reason: "requested over the control socket".into(),
-                });
-                let _ = reply.send("shutting down".into());
-            }
-            Control::Graph { reply } => {
-                let _ = reply.send(self.graph_nodes());
-            }
+use super::core::{Core, Input};
+use super::program::{DownReason, Phase, Program, Target};
+use crate::config::Kind;
+use crate::config::describe::graph_node;
+use crate::model::protocol::{ErrorKind, ExitInfo, GraphNode, ProgramStatus};
+use crate::model::signals::{parse_signal, signal_name};
+use crate::model::{Exit, ProgramId, State};
+
+/// A request refused or failed: its kind (the client's exit status) and one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// What kind of failure.
+    pub kind: ErrorKind,
+    /// One clear line.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal of `kind`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Refusal {
+            kind,
+            message: message.into(),
         }
     }
+}
 
-    /// Indices of `names`, or an error naming the unknown ones and the known ones.
-    fn resolve(&self, names: &[String]) -> Result<Vec<usize>, String> {
-        let unknown: Vec<&str> = names
-            .iter()
-            .filter(|n| self.core.index_of(n).is_none())
-            .map(String::as_str)
-            .collect();
-        if !unknown.is_empty() {
-            let known: Vec<&str> = self.core.programs().iter().map(Program::name).collect();
-            return Err(format!(
+/// An answer or its refusal.
+pub type Answer<T> = Result<T, Refusal>;
+
+/// What a connection asks the owner loop.
+pub enum Control {
+    /// A snapshot of programs (all when empty); unknown names are refused.
+    Status {
+        /// Programs to show.
+        names: Vec<String>,
+        /// Answer: sequence number of the last event, and the programs.
+        reply: oneshot::Sender<Answer<(u64, Vec<ProgramStatus>)>>,
+    },
+    /// Start, stop or restart by hand.
+    Change {
+        /// Which change.
+        kind: ChangeKind,
+        /// Programs to change.
+        names: Vec<String>,
+        /// Change every program.
+        all: bool,
+        /// Answer: what to wait for.
+        reply: oneshot::Sender<Answer<Plan>>,
+    },
+    /// Send a signal by hand.
+    Signal {
+        /// Signal name, as the user wrote it.
+        signal: String,
+        /// Programs to signal.
+        names: Vec<String>,
+        /// Answer: what was sent to whom.
+        reply: oneshot::Sender<Answer<String>>,
+    },
+    /// Health verdict.
+    Health {
+        /// Count programs stopped by hand too.
+        strict: bool,
+        /// Answer: healthy, and what is not.
+        reply: oneshot::Sender<(bool, Vec<String>)>,
+    },
+    /// Reload the configuration.
+    Reload {
+        /// Answer: the reload's summary.
+        reply: oneshot::Sender<Answer<String>>,
+    },
+    /// Graceful shutdown.
+    Shutdown {
+        /// Answer, once decided.
+        reply: oneshot::Sender<String>,
+    },
+    /// The dependency graph with states.
+    Graph {
+        /// Answer: the nodes.
+        reply: oneshot::Sender<Vec<GraphNode>>,
+    },
+}
+
+/// Start, stop or restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Start (with what it needs).
+    Start,
+    /// Stop (after what requires it).
+    Stop,
+    /// Restart (with what requires it).
+    Restart,
+}
+
+/// What a change by hand waits for before the command returns.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// What was done, for the command's output.
+    pub message: String,
+    /// Every goal must hold.
+    pub goals: Vec<Goal>,
+}
+
+/// One program reaching one of some states.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Goal {
+    /// The program.
+    pub name: String,
+    /// States that reach the goal.
+    pub states: Vec<State>,
+    /// States that mean it will not get there.
+    pub fails: Vec<State>,
+    /// The run must be newer than this (a restart).
+    pub after_run: Option<u64>,
+}
+
+/// Ids of `names`, or a refusal naming the unknown ones and the known ones.
+pub fn resolve(core: &Core, names: &[String]) -> Answer<Vec<ProgramId>> {
+    let unknown: Vec<&str> = names
+        .iter()
+        .filter(|n| core.id_of(n).is_none())
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = core.programs().iter().map(Program::name).collect();
+        return Err(Refusal::new(
+            ErrorKind::UnknownProgram,
+            format!(
                 "unknown program{} {}; known programs: {}",
                 if unknown.len() > 1 { "s" } else { "" },
                 unknown.join(", "),
                 known.join(", ")
-            ));
-        }
-        Ok(names.iter().filter_map(|n| self.core.index_of(n)).collect())
+            ),
+        ));
     }
+    Ok(names.iter().filter_map(|n| core.id_of(n)).collect())
+}
 
-    fn snapshot(&self, names: &[String]) -> Result<(u64, Vec<ProgramStatus>), String> {
-        let indices = if names.is_empty() {
-            (0..self.core.programs().len()).collect()
-        } else {
-            self.resolve(names)?
-        };
-        let now = Instant::now();
-        let programs = indices
+/// `status`: the named programs (all when `names` is empty) as they are at `now`.
+pub fn status(
+    core: &Core,
+    seq: u64,
+    names: &[String],
+    now: Instant,
+) -> Answer<(u64, Vec<ProgramStatus>)> {
+    let programs = if names.is_empty() {
+        core.programs().iter().map(|p| status_of(p, now)).collect()
+    } else {
+        resolve(core, names)?
             .into_iter()
-            .map(|i| status_of(&self.core.programs()[i], now))
-            .collect();
-        Ok((self.seq, programs))
-    }
-
-    fn change(&mut self, kind: ChangeKind, names: &[String], all: bool) -> Result<Plan, String> {
-        if self.core.shutting_down() {
-            return Err("the container is shutting down".into());
-        }
-        if names.is_empty() && !all {
-            return Err("name the programs, or use --all".into());
-        }
-        let targets = if all {
-            (0..self.core.programs().len()).collect()
-        } else {
-            self.resolve(names)?
-        };
-        let graph = self.core.graph();
-        let goals: Vec<Goal> = match kind {
-            ChangeKind::Start => targets.iter().map(|&i| self.goal_up(i, None)).collect(),
-            ChangeKind::Stop => {
-                let mut set: Vec<usize> = Vec::new();
-                for &i in &targets {
-                    for j in graph.dependents_closure(i) {
-                        if !set.contains(&j) {
-                            set.push(j);
-                        }
-                    }
-                }
-                set.iter()
-                    .map(|&j| Goal {
-                        name: self.core.programs()[j].name().to_string(),
-                        states: vec![State::Stopped],
-                        fails: vec![],
-                        after_run: None,
-                    })
-                    .collect()
-            }
-            ChangeKind::Restart => {
-                let mut set: Vec<usize> = Vec::new();
-                for &i in &targets {
-                    for j in graph.dependents_closure(i) {
-                        let parked = matches!(
-                            self.core.programs()[j].target,
-                            Target::Down(DownReason::Manual | DownReason::Autostart)
-                        );
-                        if (j == i || !parked) && !set.contains(&j) {
-                            set.push(j);
-                        }
-                    }
-                }
-                set.iter()
-                    .map(|&j| self.goal_up(j, Some(self.core.programs()[j].run)))
-                    .collect()
-            }
-        };
-        let list: Vec<String> = targets
-            .iter()
-            .map(|&i| self.core.programs()[i].name().to_string())
-            .collect();
-        // Programs the change takes along, named so the operator knows (dependents stopped
-        // first, dependencies started first).
-        let along: Vec<String> = match kind {
-            ChangeKind::Start => targets
-                .iter()
-                .flat_map(|&i| graph.deps_closure(i))
-                .filter(|j| !targets.contains(j))
-                .filter(|&j| !self.core.programs()[j].wants_up())
-                .map(|j| self.core.programs()[j].name().to_string())
-                .collect(),
-            _ => goals
-                .iter()
-                .map(|g: &Goal| g.name.clone())
-                .filter(|n| !list.contains(n))
-                .rev()
-                .collect(),
-        };
-        let mut along_unique: Vec<String> = Vec::new();
-        for n in along {
-            if !along_unique.contains(&n) {
-                along_unique.push(n);
-            }
-        }
-        let (names, extra) = (list.join(", "), along_unique.join(", "));
-        let message = match kind {
-            _ if extra.is_empty() => match kind {
-                ChangeKind::Start => format!("started {names}"),
-                ChangeKind::Stop => format!("stopped {names}"),
-                ChangeKind::Restart => format!("restarted {names}"),
-            },
-            ChangeKind::Start => format!("started {extra} (needed by {names}), then {names}"),
-            ChangeKind::Stop => {
-                format!("stopped {extra} first (they require {names}), then {names}")
-            }
-            ChangeKind::Restart => format!("restarted {names} and {extra} (they require {names})"),
-        };
-        let input = match kind {
-            ChangeKind::Start => Input::Start(targets),
-            ChangeKind::Stop => Input::Stop(targets),
-            ChangeKind::Restart => Input::Restart(targets),
-        };
-        self.feed(input);
-        Ok(Plan { message, goals })
-    }
-
-    /// Up means running for a service, completed for a oneshot.
-    fn goal_up(&self, i: usize, after_run: Option<u64>) -> Goal {
-        let p = &self.core.programs()[i];
-        let states = match p.spec.kind {
-            Kind::Service => vec![State::Running],
-            Kind::Oneshot => vec![State::Completed],
-        };
-        Goal {
-            name: p.name().to_string(),
-            states,
-            fails: vec![State::Exited, State::Exhausted, State::Stopped],
-            after_run,
-        }
-    }
-
-    fn signal_by_hand(&mut self, signal: &str, names: &[String]) -> Result<String, String> {
-        let sig =
-            parse_signal(signal).map_err(|e| format!("{e}; use a name such as SIGHUP or TERM"))?;
-        let targets = self.resolve(names)?;
-        let mut sent = Vec::new();
-        for &i in &targets {
-            let p = &self.core.programs()[i];
-            let Some(pid) = p.phase.pid() else {
-                return Err(format!("{} is not running (it is {})", p.name(), p.state()));
-            };
-            sent.push(format!("{} (process group {pid})", p.name()));
-        }
-        for i in targets {
-            self.feed(Input::Signal {
-                prog: i,
-                signal: sig,
-            });
-        }
-        Ok(format!("sent {} to {}", sig.as_str(), sent.join(", ")))
-    }
-
-    fn health(&self, strict: bool) -> (bool, Vec<String>) {
-        let problems: Vec<String> = self
-            .core
-            .programs()
-            .iter()
-            .filter_map(|p| health_problem(p, strict))
-            .collect();
-        (problems.is_empty(), problems)
-    }
-
-    /// Re-reads the configuration; on success the core stops what was removed or changed, then
-    /// switches. On failure the running configuration stays, and every error is returned.
-    pub(super) fn reload(&mut self) -> Result<String, String> {
-        if self.core.shutting_down() {
-            return Err("the container is shutting down".into());
-        }
-        if self.core.reload_pending() {
-            return Err("a reload is already in progress".into());
-        }
-        self.cold_memory = super::runner::ColdMemory::AfterStartup;
-        let config = crate::config::load_with(&self.opts.load, &self.opts.overrides)
-            .map_err(|e| e.to_string())?;
-        let summary = self.core.reload_summary(&config);
-        self.pending_config = Some(Arc::new(config.clone()));
-        self.feed(Input::Reload(Box::new(config)));
-        Ok(summary)
-    }
-
-    fn graph_nodes(&self) -> Vec<GraphNode> {
-        self.core
-            .programs()
-            .iter()
-            .map(|p| GraphNode {
-                name: p.name().to_string(),
-                kind: p.spec.kind.as_str().to_string(),
-                state: Some(p.state()),
-                depends_on: p
-                    .spec
-                    .depends_on
-                    .iter()
-                    .map(|d| (d.name.clone(), d.condition.as_str().to_string(), d.restart))
-                    .collect(),
-            })
+            .filter_map(|id| core.program(id))
+            .map(|p| status_of(p, now))
             .collect()
+    };
+    Ok((seq, programs))
+}
+
+/// `start`, `stop`, `restart`: the input to feed and what the command waits for.
+pub fn plan_change(
+    core: &Core,
+    kind: ChangeKind,
+    names: &[String],
+    all: bool,
+) -> Answer<(Input, Plan)> {
+    if core.shutting_down() {
+        return Err(Refusal::new(
+            ErrorKind::Refused,
+            "the container is shutting down",
+        ));
     }
+    if names.is_empty() && !all {
+        return Err(Refusal::new(
+            ErrorKind::BadRequest,
+            "name the programs, or use --all",
+        ));
+    }
+    let targets: Vec<ProgramId> = if all {
+        core.programs().iter().map(|p| p.id).collect()
+    } else {
+        resolve(core, names)?
+    };
+    let name = |id: ProgramId| {
+        core.program(id)
+            .map_or_else(String::new, |p| p.name().to_string())
+    };
+    let goals: Vec<Goal> = match kind {
+        ChangeKind::Start => targets
+            .iter()
+            .filter_map(|&id| goal_up(core, id, None))
+            .collect(),
+        ChangeKind::Stop => core
+            .stopped_with(&targets)
+            .into_iter()
+            .map(|id| Goal {
+                name: name(id),
+                states: vec![State::Stopped],
+                fails: vec![],
+                after_run: None,
+            })
+            .collect(),
+        ChangeKind::Restart => core
+            .restarted_with(&targets)
+            .into_iter()
+            .filter_map(|id| goal_up(core, id, core.program(id).map(|p| p.run)))
+            .collect(),
+    };
+    let list: Vec<String> = targets.iter().map(|&id| name(id)).collect();
+    // Programs the change takes along, named so the operator knows (dependents stopped
+    // first, dependencies started first).
+    let along: Vec<String> = match kind {
+        ChangeKind::Start => core.started_with(&targets).into_iter().map(name).collect(),
+        _ => goals
+            .iter()
+            .map(|g| g.name.clone())
+            .filter(|n| !list.contains(n))
+            .rev()
+            .collect(),
+    };
+    let (names, extra) = (list.join(", "), along.join(", "));
+    let message = match kind {
+        ChangeKind::Start if extra.is_empty() => format!("started {names}"),
+        ChangeKind::Stop if extra.is_empty() => format!("stopped {names}"),
+        ChangeKind::Restart if extra.is_empty() => format!("restarted {names}"),
+        ChangeKind::Start => format!("started {extra} (needed by {names}), then {names}"),
+        ChangeKind::Stop => format!("stopped {extra} first (they require {names}), then {names}"),
+        ChangeKind::Restart => format!("restarted {names} and {extra} (they require {names})"),
+    };
+    let input = match kind {
+        ChangeKind::Start => Input::Start(targets),
+        ChangeKind::Stop => Input::Stop(targets),
+        ChangeKind::Restart => Input::Restart(targets),
+    };
+    Ok((input, Plan { message, goals }))
+}
+
+/// Up means running for a service, completed for a oneshot.
+fn goal_up(core: &Core, id: ProgramId, after_run: Option<u64>) -> Option<Goal> {
+    let p = core.program(id)?;
+    let states = match p.spec.kind {
+        Kind::Service => vec![State::Running],
+        Kind::Oneshot => vec![State::Completed],
+    };
+    Some(Goal {
+        name: p.name().to_string(),
+        states,
+        fails: vec![State::Exited, State::Exhausted, State::Stopped],
+        after_run,
+    })
+}
+
+/// `signal`: the inputs to feed (one per program) and what was sent.
+pub fn plan_signal(core: &Core, signal: &str, names: &[String]) -> Answer<(Vec<Input>, String)> {
+    let sig = parse_signal(signal).map_err(|e| {
+        Refusal::new(
+            ErrorKind::BadRequest,
+            format!("{e}; use a name such as SIGHUP or TERM"),
+        )
+    })?;
+    let targets = resolve(core, names)?;
+    let mut sent = Vec::new();
+    for &id in &targets {
+        let Some(p) = core.program(id) else { continue };
+        let Some(pid) = p.phase.pid() else {
+            let why = format!("{} is not running (it is {})", p.name(), p.state());
+            return Err(Refusal::new(ErrorKind::Failed, why));
+        };
+        sent.push(format!("{} (process group {pid})", p.name()));
+    }
+    let inputs = targets
+        .into_iter()
+        .map(|id| Input::Signal { id, signal: sig })
+        .collect();
+    Ok((
+        inputs,
+        format!("sent {} to {}", sig.as_str(), sent.join(", ")),
+    ))
+}
+
+/// `health`: whether every program is in its wanted state, and what is not.
+pub fn health(core: &Core, strict: bool) -> (bool, Vec<String>) {
+    let problems: Vec<String> = core
+        .programs()
+        .iter()
+        .filter_map(|p| health_problem(p, strict))
+        .collect();
+    (problems.is_empty(), problems)
+}
+
+/// `graph`: every program with its state.
+pub fn graph(core: &Core) -> Vec<GraphNode> {
+    core.programs()
+        .iter()
+        .map(|p| GraphNode {
+            state: Some(p.state()),
+            ..graph_node(&p.spec)
+        })
+        .collect()
 }
 
 /// Why `p` is not in its wanted state, if it is not.
@@ -317,11 +355,7 @@ fn status_of(p: &Program, now: Instant) -> ProgramStatus {
         max_restarts: spec.max_restarts,
         forced_restarts: p.forced_restarts,
         last_exit: p.last_exit.map(exit_info),
-        readiness: spec.ready.as_ref().map(|r| match &r.probe {
-            ReadyProbe::Tcp(a) => format!("tcp {a}"),
-            ReadyProbe::Exec(argv) => format!("exec {}", argv.join(" ")),
-            ReadyProbe::File(f) => format!("file {}", f.display()),
-        }),
+        readiness: spec.ready.as_ref().map(|r| r.probe.describe()),
         ready: matches!(p.phase, Phase::Running { .. }) || p.phase == Phase::Completed,
         backoff_remaining_ms: match p.phase {
             Phase::Backoff { until } => Some(ms(until.saturating_duration_since(now))),

@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use super::core::{Action, Core, Input};
-use super::state::State;
+use super::program::Program;
 use crate::config::{
     Backoff, Condition, Config, Dependency, InitSettings, Kind, OnExhausted, ProgramSpec,
     ReadyCheck, ReadyProbe,
 };
-use crate::process::Exit;
+use crate::model::Exit;
+use crate::model::{ProgramId, State};
 
 struct Sim {
     core: Core,
@@ -103,19 +104,20 @@ impl Sim {
         sim
     }
 
-    fn idx(&self, name: &str) -> usize {
-        self.core.index_of(name).unwrap()
+    fn idx(&self, name: &str) -> ProgramId {
+        self.core.id_of(name).unwrap()
+    }
+
+    fn prog(&self, name: &str) -> &Program {
+        self.core.program(self.idx(name)).unwrap()
     }
 
     fn state(&self, name: &str) -> State {
-        self.core.programs()[self.idx(name)].state()
+        self.prog(name).state()
     }
 
     fn pid(&self, name: &str) -> i32 {
-        self.core.programs()[self.idx(name)]
-            .phase
-            .pid()
-            .expect("no pid")
+        self.prog(name).phase.pid().expect("no pid")
     }
 
     /// Feeds an input and plays the shell: spawns succeed at once, and groups whose leader is
@@ -136,12 +138,12 @@ impl Sim {
             }
             for a in self.core.handle(input, self.now) {
                 match &a {
-                    Action::Spawn { prog } => {
+                    Action::Spawn { id } => {
                         self.next_pid += 1;
-                        let name = self.core.programs()[*prog].name().to_string();
+                        let name = self.core.program(*id).unwrap().name().to_string();
                         let spawned = if self.failing.contains(&name) {
                             Input::SpawnFailed {
-                                prog: *prog,
+                                id: *id,
                                 exit: Exit::Code(127),
                                 error: "cannot execute \"/bin/ghost\": No such file or directory"
                                     .into(),
@@ -149,7 +151,7 @@ impl Sim {
                             }
                         } else {
                             Input::Spawned {
-                                prog: *prog,
+                                id: *id,
                                 pid: self.next_pid,
                             }
                         };
@@ -167,7 +169,11 @@ impl Sim {
                                 "{}: an announced change must start from the state last shown",
                                 n.message
                             );
-                            assert_ne!(from, to, "{}", n.message);
+                            assert!(
+                                super::transitions::allowed(from, to),
+                                "{}: {from} -> {to} is not in the transition table",
+                                n.message
+                            );
                         }
                     }
                     _ => {}
@@ -175,13 +181,13 @@ impl Sim {
                 self.log.push(a);
             }
             if queue.is_empty() {
-                let gone: Vec<usize> = self
+                let gone: Vec<ProgramId> = self
                     .core
                     .draining_groups()
                     .filter(|(_, pgid)| !lingering.contains(pgid))
                     .map(|(i, _)| i)
                     .collect();
-                queue.extend(gone.into_iter().map(|prog| Input::GroupGone { prog }));
+                queue.extend(gone.into_iter().map(|id| Input::GroupGone { id }));
             }
         }
     }
@@ -201,9 +207,9 @@ impl Sim {
     }
 
     fn ready(&mut self, name: &str) {
-        let prog = self.idx(name);
-        let run = self.core.programs()[prog].run;
-        self.input(Input::Ready { prog, run });
+        let id = self.idx(name);
+        let run = self.prog(name).run;
+        self.input(Input::Ready { id, run });
     }
 }
 
@@ -337,7 +343,7 @@ fn stale_readiness_results_are_ignored() {
     sim.advance(Duration::from_millis(100));
     assert_eq!(sim.state("db"), State::Starting);
     sim.input(Input::Ready {
-        prog: 0,
+        id: sim.idx("db"),
         run: old_run,
     });
     assert_eq!(
@@ -440,7 +446,7 @@ fn restart_propagates_to_dependents_after_the_holder_is_ready_again() {
     sim.ready("netns");
     assert_eq!(sim.state("app"), State::Running);
     assert_eq!(sim.pid("bystander"), bystander);
-    let app_prog = &sim.core.programs()[sim.idx("app")];
+    let app_prog = sim.prog("app");
     assert_eq!(
         app_prog.history.total, 0,
         "a propagated restart is not counted"
@@ -605,7 +611,7 @@ fn restart_by_hand_brings_the_set_back_in_order() {
     assert_eq!(sim.state("api"), State::Waiting);
     sim.ready("db");
     assert_eq!(sim.state("api"), State::Running);
-    assert_eq!(sim.core.programs()[sim.idx("db")].history.total, 0);
+    assert_eq!(sim.prog("db").history.total, 0);
 }
 
 #[test]
@@ -677,11 +683,14 @@ fn finish_hook_runs_before_the_restart() {
     let mut sim = Sim::new(vec![p]);
     sim.exit_main("api", Exit::Code(4));
     assert!(sim.log.contains(&Action::RunFinish {
-        prog: 0,
+        id: sim.idx("api"),
         exit: Some(Exit::Code(4))
     }));
     assert_eq!(sim.state("api"), State::Stopping);
-    sim.input(Input::FinishSpawned { prog: 0, pid: 555 });
+    sim.input(Input::FinishSpawned {
+        id: sim.idx("api"),
+        pid: 555,
+    });
     sim.input(Input::Reaped {
         pid: 555,
         exit: OK,
@@ -696,7 +705,10 @@ fn finish_hook_is_killed_at_its_deadline() {
     p.finish = Some(vec!["/bin/hang".into()]);
     let mut sim = Sim::new(vec![p]);
     sim.exit_main("api", FAIL);
-    sim.input(Input::FinishSpawned { prog: 0, pid: 777 });
+    sim.input(Input::FinishSpawned {
+        id: sim.idx("api"),
+        pid: 777,
+    });
     sim.advance(Duration::from_secs(5));
     assert!(sim.signals.contains(&(777, Signal::SIGKILL)));
     assert_eq!(sim.state("api"), State::Backoff);

@@ -1,17 +1,21 @@
-//! Supervision: the pure lifecycle and restart policy ([`core`], [`policy`], [`program`]) and the
-//! owner loop that carries out its decisions ([`runner`]).
+//! Supervision: the pure lifecycle and restart policy ([`core`], [`policy`], [`program`],
+//! [`transitions`], with its words in [`notices`]) and the owner loop that carries out its
+//! decisions ([`runner`]), with the rooms it delegates to: [`launch`] (starting processes),
+//! [`probes`] (every readiness check), [`control`] (requests and their answers).
 
-mod control;
+pub mod control;
 pub mod core;
+mod idle;
+mod launch;
+pub mod notices;
 pub mod policy;
+mod probes;
 pub mod program;
-pub mod readiness;
 pub mod runner;
-pub mod state;
+pub mod transitions;
 
 pub use self::core::{Action, Core, Input, Level, Notice};
 pub use program::{DownReason, Phase, Program, Target};
-pub use state::State;
 
 #[cfg(test)]
 mod core_tests;

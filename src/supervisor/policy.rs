@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::config::{Kind, ProgramSpec, RestartPolicy};
-use crate::process::Exit;
+use crate::model::Exit;
 
 /// What the policy decides after a run ended by itself.
 #[derive(Debug, Clone, Copy, PartialEq)]

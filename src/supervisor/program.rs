@@ -7,9 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::policy::RestartHistory;
-use super::state::State;
 use crate::config::ProgramSpec;
-use crate::process::Exit;
+use crate::model::{Exit, ProgramId, State};
 
 /// Why a program is meant to be down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +177,8 @@ impl Phase {
 /// One supervised program.
 #[derive(Debug, Clone)]
 pub struct Program {
+    /// Its identity (stable across reloads).
+    pub id: ProgramId,
     /// Its configuration.
     pub spec: Arc<ProgramSpec>,
     /// Where it is in its lifecycle.
@@ -214,13 +215,15 @@ pub struct Program {
 }
 
 impl Program {
-    /// A program that has not been started.
-    pub fn new(spec: Arc<ProgramSpec>, now: Instant) -> Self {
+    /// A program that has not been started; `run` is the last run number its name had (0 for
+    /// a name new to this init), so a run number is never reused for one id.
+    pub fn new(id: ProgramId, spec: Arc<ProgramSpec>, run: u64, now: Instant) -> Self {
         Program {
+            id,
             spec,
             phase: Phase::Stopped,
             target: Target::Down(DownReason::Autostart),
-            run: 0,
+            run,
             history: RestartHistory::new(),
             last_exit: None,
             run_started: None,

@@ -6,7 +6,7 @@
 use nix::errno::Errno;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 
-use crate::process::Exit;
+use crate::model::Exit;
 
 /// Every child that has exited, and whether any child is left at all.
 pub fn reap_exited(out: &mut Vec<(i32, Exit)>) -> Children {

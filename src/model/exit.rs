@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::signal_name;
+use super::signals::signal_name;
 
 /// The end of a process: an exit code, or the signal that killed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,10 +1,11 @@
 //! The dependency graph between programs: cycle detection, start levels, reverse order.
 //!
-//! Programs are identified by their index in the config's program list. Edges point from a
+//! Programs are identified by their position in the config's program list (the supervisor keeps
+//! its programs in the same order, and translates to program ids at its edge). Edges point from a
 //! dependent to what it depends on; `dependents` is the reverse map, used to stop programs before
 //! what they require.
 
-use crate::config::{Condition, ProgramSpec};
+use super::spec::{Condition, ProgramSpec};
 
 /// One dependency edge, seen from the dependent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,7 +173,7 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Dependency, Kind};
+    use crate::config::spec::{Dependency, Kind};
 
     fn prog(name: &str, deps: &[&str]) -> ProgramSpec {
         let mut p = ProgramSpec::new(name, vec!["true".into()], Kind::Service);

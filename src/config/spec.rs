@@ -1,0 +1,379 @@
+//! The typed settings ctrlinit runs from: the `[init]` table and every `[program.NAME]`, as the
+//! loader leaves them (validated, interpolated, defaults settled).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+
+/// Everything ctrlinit needs to run: the `[init]` table and every `[program.NAME]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Init-wide settings (`[init]`).
+    pub init: InitSettings,
+    /// Programs sorted by name.
+    pub programs: Vec<ProgramSpec>,
+    /// Problems worth telling about that do not stop a start (printed by `check` and at start).
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// The program called `name`, if any.
+    pub fn program(&self, name: &str) -> Option<&ProgramSpec> {
+        self.programs.iter().find(|p| p.name == name)
+    }
+}
+
+/// How program lines reach ctrlinit's standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsoleMode {
+    /// `name | line`, names padded to a common width; stderr lines use `!`.
+    Prefix,
+    /// One JSON object per line: timestamp, program, stream and line.
+    Json,
+    /// The program's bytes, unchanged.
+    Plain,
+    /// Nothing reaches the console.
+    Off,
+}
+
+/// The `[init]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InitSettings {
+    /// Whole-container stop budget after SIGTERM/SIGINT.
+    pub stop_timeout: Duration,
+    /// Exit status when a program exhausts its restart budget.
+    pub exit_code: u8,
+    /// Directory for program log files and ctrlinit's own log.
+    pub log_dir: PathBuf,
+    /// Directory for core files and crash reports.
+    pub crash_dir: PathBuf,
+    /// How program lines reach the console.
+    pub console: ConsoleMode,
+    /// Control socket path.
+    pub socket: PathBuf,
+    /// Group allowed to use the control socket (mode 0660), by name or id.
+    pub socket_group: Option<String>,
+    /// Default cores kept per program.
+    pub max_cores: u32,
+    /// Default crash reports kept per program.
+    pub max_reports: u32,
+    /// Cap on the total size of everything in `crash_dir`.
+    pub crash_max_size: u64,
+    /// ctrlinit's own log level filter (`error`, `warn`, `info`, `debug`, `trace`); `None` when
+    /// not set: `info`, or `warn` when a `--` command is the main program (a tini-style run says
+    /// nothing of its own unless something goes wrong).
+    pub log_level: Option<String>,
+}
+
+impl Default for InitSettings {
+    fn default() -> Self {
+        InitSettings {
+            stop_timeout: Duration::from_secs(9),
+            exit_code: 75,
+            log_dir: PathBuf::from("/var/log/ctrlinit"),
+            crash_dir: PathBuf::from("/var/crash/ctrlinit"),
+            console: ConsoleMode::Prefix,
+            socket: PathBuf::from("/run/ctrlinit.sock"),
+            socket_group: None,
+            max_cores: 3,
+            max_reports: 20,
+            crash_max_size: 1 << 30,
+            log_level: None,
+        }
+    }
+}
+
+/// Whether a program is a long-running service or runs to completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Long-running; `running` once ready.
+    Service,
+    /// Runs to completion (provisioning, cleanup); `completed` once it succeeded.
+    Oneshot,
+}
+
+impl Kind {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Service => "service",
+            Kind::Oneshot => "oneshot",
+        }
+    }
+}
+
+/// When a program is restarted after its main process ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestartPolicy {
+    /// Whatever the exit.
+    Always,
+    /// Only when the exit is not one of `success_codes`.
+    OnFailure,
+    /// Never.
+    Never,
+}
+
+/// What a dependent waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// The dependency has been spawned.
+    Started,
+    /// The dependency passed its readiness check (a oneshot: completed).
+    Ready,
+    /// The dependency (a oneshot) ran to success.
+    Completed,
+}
+
+impl Condition {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Condition::Started => "started",
+            Condition::Ready => "ready",
+            Condition::Completed => "completed",
+        }
+    }
+}
+
+/// One edge of the dependency graph, as the dependent declared it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    /// The program depended on.
+    pub name: String,
+    /// What must hold before the dependent starts.
+    pub condition: Condition,
+    /// Restart the dependent whenever this dependency's run ends.
+    pub restart: bool,
+}
+
+/// What happens when a program exhausts its restart budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnExhausted {
+    /// Stop everything and exit with `init.exit_code`.
+    Exit,
+    /// Leave the program down; the rest keeps running.
+    Stop,
+}
+
+/// How a service shows it is ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadyProbe {
+    /// A TCP connect succeeds.
+    Tcp(SocketAddr),
+    /// A command exits 0.
+    Exec(Vec<String>),
+    /// A file exists.
+    File(PathBuf),
+}
+
+impl ReadyProbe {
+    /// As `status` and `check` show it: `tcp 127.0.0.1:80`, `exec cmd arg`, `file /run/x`.
+    pub fn describe(&self) -> String {
+        match self {
+            ReadyProbe::Tcp(a) => format!("tcp {a}"),
+            ReadyProbe::Exec(argv) => format!("exec {}", argv.join(" ")),
+            ReadyProbe::File(f) => format!("file {}", f.display()),
+        }
+    }
+}
+
+/// The `ready` setting: a probe and how often it is tried until it passes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadyCheck {
+    /// What is checked.
+    pub probe: ReadyProbe,
+    /// Delay between attempts.
+    pub interval: Duration,
+}
+
+/// Exponential backoff between restarts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    /// Delay before the first restart.
+    pub initial: Duration,
+    /// Longest delay; a run that lasted this long resets the delay to `initial`.
+    pub max: Duration,
+    /// Growth per restart.
+    pub factor: f64,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            initial: Duration::from_millis(500),
+            max: Duration::from_secs(30),
+            factor: 2.0,
+        }
+    }
+}
+
+/// A resource limit a program is started with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RlimitSetting {
+    /// Which limit.
+    pub resource: nix::sys::resource::Resource,
+    /// Soft and hard value; `None` is unlimited.
+    pub value: Option<u64>,
+}
+
+/// Where stderr lines go in the log files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StderrMode {
+    /// Into `<name>.log` with stdout.
+    Merge,
+    /// Into `<name>.err.log`.
+    Separate,
+}
+
+/// A program's `[program.NAME.log]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogSettings {
+    /// Forward lines to the console.
+    pub console: bool,
+    /// Write `<log_dir>/<name>.log`.
+    pub file: bool,
+    /// Where stderr goes.
+    pub stderr: StderrMode,
+    /// Rotate before a file passes this size.
+    pub max_size: u64,
+    /// Rotated files kept.
+    pub keep: u32,
+    /// Prefix file lines with a UTC timestamp.
+    pub timestamps: bool,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        LogSettings {
+            console: true,
+            file: true,
+            stderr: StderrMode::Merge,
+            max_size: 10 << 20,
+            keep: 5,
+            timestamps: false,
+        }
+    }
+}
+
+/// A user to run a program as, resolved at load time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunAs {
+    /// User id (`None`: keep ctrlinit's).
+    pub uid: Option<u32>,
+    /// Primary group id (`None`: keep ctrlinit's, or the user's primary group).
+    pub gid: Option<u32>,
+    /// Supplementary groups (`None`: keep ctrlinit's).
+    pub groups: Option<Vec<u32>>,
+    /// Login name and home directory, exported as USER, LOGNAME and HOME.
+    pub user_name: Option<String>,
+    /// Home directory of the user.
+    pub home: Option<PathBuf>,
+}
+
+/// One `[program.NAME]` table, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramSpec {
+    /// `[a-z0-9_.-]+`.
+    pub name: String,
+    /// argv; never empty.
+    pub command: Vec<String>,
+    /// Service or oneshot.
+    pub kind: Kind,
+    /// Start at boot.
+    pub autostart: bool,
+    /// Its end (when not restarted) ends the container with its status.
+    pub main: bool,
+    /// What it waits for.
+    pub depends_on: Vec<Dependency>,
+    /// Readiness check, if any.
+    pub ready: Option<ReadyCheck>,
+    /// How long a start may take to become ready.
+    pub ready_timeout: Duration,
+    /// Restart policy.
+    pub restart: RestartPolicy,
+    /// Exit codes that count as success.
+    pub success_codes: Vec<i32>,
+    /// Delay between restarts.
+    pub backoff: Backoff,
+    /// Restarts allowed within `restart_window`.
+    pub max_restarts: u32,
+    /// The sliding window of the budget.
+    pub restart_window: Duration,
+    /// What exhaustion does.
+    pub on_exhausted: OnExhausted,
+    /// Hook run after every exit.
+    pub finish: Option<Vec<String>>,
+    /// First signal of a stop.
+    pub stop_signal: Signal,
+    /// Time between `stop_signal` and SIGKILL.
+    pub stop_timeout: Duration,
+    /// Identity to run as.
+    pub run_as: RunAs,
+    /// Working directory.
+    pub workdir: Option<PathBuf>,
+    /// Added environment (after `env_file`).
+    pub env: Vec<(String, String)>,
+    /// KEY=VALUE file read at each start.
+    pub env_file: Option<PathBuf>,
+    /// File mode creation mask.
+    pub umask: Option<u32>,
+    /// Resource limits.
+    pub rlimits: Vec<RlimitSetting>,
+    /// Log routing.
+    pub log: LogSettings,
+    /// Allow and collect core dumps.
+    pub core_dumps: bool,
+    /// Cores kept for this program.
+    pub max_cores: u32,
+    /// Reports kept for this program.
+    pub max_reports: u32,
+    /// Where it was defined, for messages: `file:line`.
+    pub defined_at: String,
+}
+
+impl ProgramSpec {
+    /// A spec with every default, for `name` running `command` (used for the `--` program and tests).
+    pub fn new(name: &str, command: Vec<String>, kind: Kind) -> Self {
+        ProgramSpec {
+            name: name.to_string(),
+            command,
+            kind,
+            autostart: true,
+            main: false,
+            depends_on: Vec::new(),
+            ready: None,
+            ready_timeout: Duration::from_secs(60),
+            restart: match kind {
+                Kind::Service => RestartPolicy::Always,
+                Kind::Oneshot => RestartPolicy::OnFailure,
+            },
+            success_codes: vec![0],
+            backoff: Backoff::default(),
+            max_restarts: 5,
+            restart_window: Duration::from_secs(60),
+            on_exhausted: OnExhausted::Exit,
+            finish: None,
+            stop_signal: Signal::SIGTERM,
+            stop_timeout: Duration::from_secs(5),
+            run_as: RunAs {
+                uid: None,
+                gid: None,
+                groups: None,
+                user_name: None,
+                home: None,
+            },
+            workdir: None,
+            env: Vec::new(),
+            env_file: None,
+            umask: None,
+            rlimits: Vec::new(),
+            log: LogSettings::default(),
+            core_dumps: false,
+            max_cores: 3,
+            max_reports: 20,
+            defined_at: String::new(),
+        }
+    }
+}

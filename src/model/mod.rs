@@ -1,0 +1,19 @@
+//! The shared vocabulary: the words every part of ctrlinit speaks, from the command line to the
+//! operating system layer. It imports nothing of ctrlinit's own, so anything may import it.
+//!
+//! - [`state::State`]: the lowercase lifecycle states users see everywhere;
+//! - [`exit::Exit`] and [`signals`]: how a process ended, and signal names;
+//! - [`id::ProgramId`]: a program's identity for as long as ctrlinit runs;
+//! - [`protocol`]: the control protocol's requests and answers, with a typed error.
+
+#![warn(missing_docs)]
+
+pub mod exit;
+pub mod id;
+pub mod protocol;
+pub mod signals;
+pub mod state;
+
+pub use exit::Exit;
+pub use id::ProgramId;
+pub use state::State;

@@ -1,0 +1,142 @@
+//! Changes asked for by hand (`ctrlinit start|stop|restart|signal`): no backoff, not counted
+//! against the budget. Which programs a change takes along is decided here once, for the core
+//! and for the control plane's answer (what the command waits for).
+
+use std::time::Instant;
+
+use nix::sys::signal::Signal;
+
+use super::{Action, Core};
+use crate::model::ProgramId;
+use crate::supervisor::notices;
+use crate::supervisor::program::{DownReason, Phase, Target};
+
+impl Core {
+    /// What a stop by hand of `ids` stops: each of them and everything that depends on them,
+    /// transitively (stopped first), each once.
+    pub fn stopped_with(&self, ids: &[ProgramId]) -> Vec<ProgramId> {
+        let mut set = Vec::new();
+        for &id in ids.iter().filter(|id| self.positions.contains_key(id)) {
+            for j in self.dependents_closure(id) {
+                if !set.contains(&j) {
+                    set.push(j);
+                }
+            }
+        }
+        set
+    }
+
+    /// What a restart by hand of `ids` restarts: each of them and their dependents,
+    /// transitively, except dependents parked on purpose (stopped by hand, `autostart = false`),
+    /// whose stop an operator's restart must not undo.
+    pub fn restarted_with(&self, ids: &[ProgramId]) -> Vec<ProgramId> {
+        let mut set = Vec::new();
+        for &id in ids.iter().filter(|id| self.positions.contains_key(id)) {
+            for j in self.dependents_closure(id) {
+                let parked = matches!(
+                    self.programs[self.pos(j)].target,
+                    Target::Down(DownReason::Manual | DownReason::Autostart)
+                );
+                if (j == id || !parked) && !set.contains(&j) {
+                    set.push(j);
+                }
+            }
+        }
+        set
+    }
+
+    /// What a start by hand of `ids` brings up besides them: their dependencies, transitively,
+    /// that are not meant to be up, each once.
+    pub fn started_with(&self, ids: &[ProgramId]) -> Vec<ProgramId> {
+        let mut along = Vec::new();
+        for &id in ids.iter().filter(|id| self.positions.contains_key(id)) {
+            for j in self.deps_closure(id) {
+                let wanted = self.programs[self.pos(j)].wants_up();
+                if !ids.contains(&j) && !wanted && !along.contains(&j) {
+                    along.push(j);
+                }
+            }
+        }
+        along
+    }
+
+    pub(super) fn start_by_hand(
+        &mut self,
+        ids: &[ProgramId],
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
+        if self.shutdown.is_some() {
+            return;
+        }
+        let known: Vec<ProgramId> = ids
+            .iter()
+            .copied()
+            .filter(|id| self.positions.contains_key(id))
+            .collect();
+        for id in known {
+            let i = self.pos(id);
+            for j in self.graph.deps_closure(i) {
+                let p = &mut self.programs[j];
+                // A dependency that completed stays completed; only the named program reruns.
+                if j != i && p.phase == Phase::Completed {
+                    continue;
+                }
+                let already_up =
+                    p.target == Target::Up && (p.phase.is_live() || p.phase == Phase::Waiting);
+                if already_up {
+                    continue;
+                }
+                p.target = Target::Up;
+                p.history.reset();
+                if !p.phase.is_live() {
+                    let why = notices::STARTED_BY_HAND.into();
+                    self.set_phase(j, Phase::Waiting, now, why, acts);
+                }
+            }
+        }
+        self.restart_sets
+            .retain(|set| !set.iter().any(|m| ids.contains(m)));
+    }
+
+    pub(super) fn stop_by_hand(&mut self, ids: &[ProgramId]) {
+        if self.shutdown.is_some() {
+            return;
+        }
+        for j in self.stopped_with(ids) {
+            let j = self.pos(j);
+            self.programs[j].target = Target::Down(DownReason::Manual);
+        }
+        self.restart_sets
+            .retain(|set| !set.iter().any(|m| ids.contains(m)));
+    }
+
+    pub(super) fn restart_by_hand(&mut self, ids: &[ProgramId]) {
+        if self.shutdown.is_some() {
+            return;
+        }
+        let mut set = self.restarted_with(ids);
+        // What the restarted programs need comes up too.
+        for &id in ids.iter().filter(|id| self.positions.contains_key(id)) {
+            for j in self.deps_closure(id) {
+                if self.programs[self.pos(j)].target != Target::Up && !set.contains(&j) {
+                    set.push(j);
+                }
+            }
+        }
+        for &j in &set {
+            let p = &mut self.programs[self.positions[&j]];
+            p.target = Target::Down(DownReason::Restart);
+            if p.phase.is_live() {
+                p.forced_restarts += 1;
+            }
+        }
+        self.restart_sets.push(set);
+    }
+
+    pub(super) fn signal_by_hand(&mut self, i: usize, signal: Signal, acts: &mut Vec<Action>) {
+        if let Some(pid) = self.programs[i].phase.pid() {
+            self.signal_run(i, pid, signal, acts);
+        }
+    }
+}

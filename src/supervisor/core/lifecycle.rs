@@ -1,0 +1,371 @@
+//! A run from its spawn to its end: spawned or not, ready, the main process reaped, the rest of
+//! its group stopped, the finish hook, and the verdict of the restart policy.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{Action, Core, Level};
+use crate::config::{Kind, OnExhausted};
+use crate::model::Exit;
+use crate::supervisor::notices;
+use crate::supervisor::policy::{self, Verdict};
+use crate::supervisor::program::{After, DownReason, Phase, Stopping, Target};
+
+impl Core {
+    pub(super) fn spawned(&mut self, i: usize, pid: i32, now: Instant, acts: &mut Vec<Action>) {
+        if self.programs[i].phase != Phase::Spawning {
+            return;
+        }
+        let p = &mut self.programs[i];
+        p.run_started = Some(now);
+        p.signals_sent = 0;
+        p.failed_to_start = false;
+        p.last_start_error = None;
+        let (id, run) = (p.id, p.run);
+        let spec = Arc::clone(&p.spec);
+        let (phase, why) = match (spec.kind, &spec.ready) {
+            (Kind::Oneshot, _) => (
+                Phase::Starting {
+                    pid,
+                    ready_by: None,
+                },
+                notices::spawned(pid, false),
+            ),
+            (Kind::Service, Some(_)) => {
+                acts.push(Action::Probe { id, run });
+                (
+                    Phase::Starting {
+                        pid,
+                        ready_by: Some(now + spec.ready_timeout),
+                    },
+                    notices::spawned(pid, true),
+                )
+            }
+            (Kind::Service, None) => (Phase::Running { pid }, notices::spawned(pid, false)),
+        };
+        self.set_phase(i, phase, now, why, acts);
+    }
+
+    pub(super) fn spawn_failed(
+        &mut self,
+        i: usize,
+        exit: Exit,
+        error: &str,
+        exec_failed: bool,
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
+        if self.programs[i].phase != Phase::Spawning {
+            return;
+        }
+        let p = &mut self.programs[i];
+        p.last_exit = Some(exit);
+        p.run_started = Some(now);
+        p.failed_to_start = true;
+        // Told in full once: a loop of the same failure is then told by its backoff lines.
+        if p.last_start_error.as_deref() != Some(error) {
+            p.last_start_error = Some(error.to_string());
+            let msg = notices::start_failed(&p.spec, error, exec_failed);
+            self.notice(Some(i), Level::Error, None, msg, acts);
+        }
+        let then = After::Policy {
+            forced_failure: false,
+        };
+        self.complete(i, then, now, acts);
+    }
+
+    pub(super) fn ready(&mut self, i: usize, run: u64, now: Instant, acts: &mut Vec<Action>) {
+        let p = &self.programs[i];
+        if let Phase::Starting { pid, .. } = p.phase
+            && p.run == run
+            && p.spec.kind == Kind::Service
+        {
+            let took = p
+                .run_started
+                .map(|t| now.saturating_duration_since(t))
+                .unwrap_or_default();
+            self.set_phase(
+                i,
+                Phase::Running { pid },
+                now,
+                notices::ready_after(took),
+                acts,
+            );
+        }
+    }
+
+    pub(super) fn reaped(
+        &mut self,
+        pid: i32,
+        exit: Exit,
+        group_empty: bool,
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
+        let Some(i) = self.owner_of(pid) else {
+            return;
+        };
+        if let Phase::Finishing { then, .. } = self.programs[i].phase {
+            let msg = notices::finish_ended(self.programs[i].name(), exit);
+            self.notice(Some(i), Level::Debug, None, msg, acts);
+            self.complete(i, then, now, acts);
+            return;
+        }
+        self.main_exited(i, pid, exit, group_empty, now, acts);
+    }
+
+    /// The main process of program `i` ended: stop the rest of its group (when anything is
+    /// left of it), then decide.
+    fn main_exited(
+        &mut self,
+        i: usize,
+        pid: i32,
+        exit: Exit,
+        group_empty: bool,
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
+        let p = &mut self.programs[i];
+        p.last_exit = Some(exit);
+        let uptime = p
+            .run_started
+            .map(|t| now.saturating_duration_since(t))
+            .unwrap_or_default();
+        let crashed = match exit {
+            Exit::Signal { sig, core_dumped } => core_dumped || p.signals_sent & (1 << sig) == 0,
+            Exit::Code(_) => false,
+        };
+        if crashed {
+            acts.push(Action::Crashed {
+                id: p.id,
+                pid,
+                exit,
+                uptime,
+            });
+        }
+        let stop_signal = p.spec.stop_signal;
+        match p.phase {
+            Phase::Stopping(ref mut s) => {
+                s.leader = None;
+                let msg = notices::leader_ended(self.programs[i].name(), pid, exit);
+                self.notice(Some(i), Level::Info, None, msg, acts);
+                if group_empty {
+                    self.group_gone(i, now, acts);
+                }
+            }
+            Phase::Starting { .. } | Phase::Running { .. } => {
+                let then = if p.wants_up() {
+                    After::Policy {
+                        forced_failure: false,
+                    }
+                } else {
+                    After::Target
+                };
+                if group_empty {
+                    // Nothing left to stop: the decision says how the run ended.
+                    self.run_finish_or_complete(i, then, now, acts);
+                } else {
+                    let kill_at = self.kill_deadline(i, now);
+                    self.signal_run(i, pid, stop_signal, acts);
+                    let phase = Phase::Stopping(Stopping {
+                        pgid: pid,
+                        leader: None,
+                        kill_at: Some(kill_at),
+                        give_up_at: None,
+                        then,
+                    });
+                    let why = notices::ended_with_group_left(pid, exit, uptime);
+                    self.set_phase(i, phase, now, why, acts);
+                }
+            }
+            _ => {}
+        }
+        self.propagate_restart(i, now, acts);
+    }
+
+    /// Dependents with `restart = true` on `i` are stopped; they start again once `i` meets
+    /// their condition again.
+    fn propagate_restart(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
+        let restarting: Vec<usize> = self
+            .graph
+            .dependents(i)
+            .iter()
+            .copied()
+            .filter(|&d| self.graph.deps(d).iter().any(|e| e.on == i && e.restart))
+            .filter(|&d| self.programs[d].wants_up())
+            .collect();
+        for d in restarting {
+            let why = notices::restarting_because(self.programs[i].name());
+            match self.programs[d].phase {
+                Phase::Starting { .. } | Phase::Running { .. } => {
+                    self.programs[d].forced_restarts += 1;
+                    self.begin_stop(d, now, why, acts);
+                }
+                Phase::Backoff { .. } => {
+                    self.programs[d].forced_restarts += 1;
+                    self.set_phase(d, Phase::Waiting, now, why, acts);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn group_gone(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
+        let Phase::Stopping(Stopping {
+            leader: None, then, ..
+        }) = self.programs[i].phase
+        else {
+            return;
+        };
+        self.run_finish_or_complete(i, then, now, acts);
+    }
+
+    pub(super) fn finish_spawned(&mut self, i: usize, pid: i32) {
+        if let Phase::Finishing { pid: p, .. } = &mut self.programs[i].phase {
+            *p = Some(pid);
+        }
+    }
+
+    pub(super) fn finish_failed(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
+        if let Phase::Finishing { then, .. } = self.programs[i].phase {
+            self.complete(i, then, now, acts);
+        }
+    }
+
+    pub(super) fn run_finish_or_complete(
+        &mut self,
+        i: usize,
+        then: After,
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
+        let p = &self.programs[i];
+        if p.spec.finish.is_some() {
+            let deadline = self.bounded(now + p.spec.stop_timeout);
+            acts.push(Action::RunFinish {
+                id: p.id,
+                exit: p.last_exit,
+            });
+            let phase = Phase::Finishing {
+                pid: None,
+                deadline,
+                then,
+            };
+            self.set_phase(i, phase, now, notices::RUNNING_FINISH.into(), acts);
+        } else {
+            self.complete(i, then, now, acts);
+        }
+    }
+
+    /// The run is over (group gone, hook done): apply the target or the restart policy.
+    pub(super) fn complete(&mut self, i: usize, then: After, now: Instant, acts: &mut Vec<Action>) {
+        if let Target::Down(reason) = self.programs[i].target {
+            self.set_phase(i, Phase::Stopped, now, reason.as_str().into(), acts);
+            return;
+        }
+        let forced_failure = match then {
+            After::Target => {
+                self.set_phase(i, Phase::Waiting, now, String::new(), acts);
+                return;
+            }
+            After::Policy { forced_failure } => forced_failure,
+        };
+        let p = &mut self.programs[i];
+        let ran_for = p
+            .run_started
+            .map(|t| now.saturating_duration_since(t))
+            .unwrap_or_default();
+        let spec = Arc::clone(&p.spec);
+        let exit = p.last_exit;
+        let verdict = policy::decide(&spec, &mut p.history, exit, forced_failure, ran_for, now);
+        let how = notices::how_run_ended(
+            exit,
+            p.failed_to_start,
+            forced_failure,
+            ran_for,
+            spec.ready_timeout,
+        );
+        match verdict {
+            Verdict::Completed => {
+                self.set_phase(i, Phase::Completed, now, how, acts);
+                if spec.main {
+                    self.main_ended(i, 0, now, acts);
+                }
+            }
+            Verdict::Exited => {
+                let why = notices::not_restarted(&how, &spec);
+                self.set_phase(i, Phase::Exited, now, why, acts);
+                if spec.main {
+                    let code = exit.map_or(1, |e| e.shell_code());
+                    self.main_ended(i, code, now, acts);
+                }
+            }
+            Verdict::Restart { delay, in_window } => {
+                let why = notices::restart_after(&how, in_window, &spec, delay);
+                if delay.is_zero() {
+                    // No backoff state to show: say why it restarts, then restart.
+                    let msg = notices::restarting_at_once(&spec.name, &why);
+                    self.notice(Some(i), Level::Warn, None, msg, acts);
+                    self.set_phase(i, Phase::Waiting, now, String::new(), acts);
+                } else {
+                    self.set_phase(i, Phase::Backoff { until: now + delay }, now, why, acts);
+                }
+            }
+            Verdict::Exhausted { in_window } => self.exhausted(i, in_window, &how, now, acts),
+        }
+    }
+
+    fn exhausted(
+        &mut self,
+        i: usize,
+        in_window: u32,
+        how: &str,
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
+        let spec = Arc::clone(&self.programs[i].spec);
+        match spec.on_exhausted {
+            OnExhausted::Exit => {
+                let code = self.init.exit_code;
+                // One clear line (the state change says it all); the shutdown refers to it.
+                let line = notices::exhausted_exit(&spec, in_window, how, code);
+                self.set_phase(i, Phase::Exhausted, now, line.clone(), acts);
+                acts.push(Action::TerminationMessage(line));
+                let reason = notices::exhausted_reason(&spec.name);
+                self.begin_shutdown(code as i32, &reason, now, acts);
+            }
+            OnExhausted::Stop => {
+                let line = notices::exhausted_stop(&spec, in_window, how);
+                self.programs[i].target = Target::Down(DownReason::Exhausted);
+                self.set_phase_at(i, Phase::Stopped, now, line, Level::Error, acts);
+                if spec.main {
+                    let code = self.init.exit_code as i32;
+                    self.main_ended(i, code, now, acts);
+                }
+            }
+        }
+    }
+
+    /// Sends the stop signal to a live program's group; `then` follows from its target.
+    pub(super) fn begin_stop(
+        &mut self,
+        i: usize,
+        now: Instant,
+        why: String,
+        acts: &mut Vec<Action>,
+    ) {
+        let (Phase::Starting { pid, .. } | Phase::Running { pid }) = self.programs[i].phase else {
+            return;
+        };
+        let signal = self.programs[i].spec.stop_signal;
+        self.signal_run(i, pid, signal, acts);
+        let phase = Phase::Stopping(Stopping {
+            pgid: pid,
+            leader: Some(pid),
+            kill_at: Some(self.kill_deadline(i, now)),
+            give_up_at: None,
+            then: After::Target,
+        });
+        self.set_phase(i, phase, now, notices::stop_sent(&why, signal, pid), acts);
+    }
+}

@@ -1,0 +1,500 @@
+//! The supervisor's decisions, as pure code: every program's lifecycle, the dependency rules
+//! between them, restart propagation and the container's shutdown.
+//!
+//! [`Core::handle`] takes one [`Input`] and the current instant and returns the [`Action`]s the
+//! I/O shell must carry out. It reads no clock, spawns nothing and sends no signal, so every
+//! transition is unit-tested with explicit instants. Programs are named by [`ProgramId`]
+//! everywhere outside; inside, they are stored in configuration order, which is also the
+//! order of the configuration's dependency [`Graph`].
+//!
+//! The decisions live in rooms of their own: [`lifecycle`] (a run from spawn to its end and the
+//! verdict), [`deadlines`] (one handler per timer), [`by_hand`] (start, stop, restart, signal),
+//! [`shutdown`], [`reload`], and [`settle`] (applying targets until nothing changes).
+//!
+//! Invariants:
+//! - a program is spawned only when it is meant to be up and its dependencies hold;
+//! - a program meant to be down is stopped only after its dependents that are also meant to be
+//!   down have stopped (reverse dependency order);
+//! - a run is over only when its main process was reaped and its process group is empty;
+//! - once shutting down, nothing starts, and `Exit` is emitted exactly once, after every
+//!   program is down;
+//! - every announced state change starts from the state last announced for that program.
+
+mod by_hand;
+mod deadlines;
+mod lifecycle;
+mod registry;
+mod reload;
+mod settle;
+mod shutdown;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+use super::notices;
+use super::program::{Phase, Program, Stopping, Target};
+use crate::config::graph::Graph;
+use crate::config::{Config, InitSettings};
+use crate::model::{Exit, ProgramId, State};
+use registry::Registry;
+use reload::PendingReload;
+use shutdown::Shutdown;
+
+/// How long to wait, after SIGKILL, for group members other than the leader (a process in
+/// uninterruptible sleep cannot die at once) before moving on without them.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// Something that happened, for the core to decide on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// ctrlinit started: start what autostarts.
+    Boot,
+    /// Deadlines may have passed.
+    Tick,
+    /// A requested spawn succeeded.
+    Spawned {
+        /// The program.
+        id: ProgramId,
+        /// Main process (also its process group).
+        pid: i32,
+    },
+    /// A requested spawn failed (exec error, bad workdir, unreadable env_file …): the program
+    /// never ran.
+    SpawnFailed {
+        /// The program.
+        id: ProgramId,
+        /// 127 (not found) or 126 (not executable).
+        exit: Exit,
+        /// What failed and the OS error, for the log.
+        error: String,
+        /// Whether the command itself could not be executed (the fix is then in `command`).
+        exec_failed: bool,
+    },
+    /// A process was reaped.
+    Reaped {
+        /// Its pid.
+        pid: i32,
+        /// How it ended.
+        exit: Exit,
+        /// Whether its process group was empty once it was reaped (nothing left to stop).
+        group_empty: bool,
+    },
+    /// The process group of a program whose leader is gone is empty.
+    GroupGone {
+        /// The program.
+        id: ProgramId,
+    },
+    /// A readiness check passed.
+    Ready {
+        /// The program.
+        id: ProgramId,
+        /// The run it was checked for.
+        run: u64,
+    },
+    /// A `finish` hook was spawned.
+    FinishSpawned {
+        /// The program.
+        id: ProgramId,
+        /// The hook's pid.
+        pid: i32,
+    },
+    /// A `finish` hook could not be spawned.
+    FinishFailed {
+        /// The program.
+        id: ProgramId,
+    },
+    /// Stop the container gracefully (SIGTERM, SIGINT, SIGQUIT, `ctrlinit shutdown`).
+    Shutdown {
+        /// Why, for the log.
+        reason: String,
+    },
+    /// A second SIGTERM/SIGINT: kill everything at once.
+    ForceKill,
+    /// Start by hand (with dependencies).
+    Start(Vec<ProgramId>),
+    /// Stop by hand (dependents first).
+    Stop(Vec<ProgramId>),
+    /// Restart by hand (the programs and their dependents).
+    Restart(Vec<ProgramId>),
+    /// Send a signal by hand to a program's process group.
+    Signal {
+        /// The program.
+        id: ProgramId,
+        /// The signal.
+        signal: Signal,
+    },
+    /// Apply a new configuration: stop removed and changed programs, then switch.
+    Reload(Box<Config>),
+}
+
+/// Something the shell must do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Spawn the program; answer with `Spawned` or `SpawnFailed`.
+    Spawn {
+        /// The program.
+        id: ProgramId,
+    },
+    /// Start its readiness check; answer with `Ready` when it passes.
+    Probe {
+        /// The program.
+        id: ProgramId,
+        /// The run being checked.
+        run: u64,
+    },
+    /// Send `signal` to process group `pgid` (followed by SIGCONT, so a stopped process acts).
+    Signal {
+        /// Process group.
+        pgid: i32,
+        /// Signal.
+        signal: Signal,
+    },
+    /// Run the program's `finish` hook; answer with `FinishSpawned` or `FinishFailed`.
+    RunFinish {
+        /// The program.
+        id: ProgramId,
+        /// How the run ended.
+        exit: Option<Exit>,
+    },
+    /// A run ended by a signal nobody in ctrlinit sent (or with a core): write a crash report.
+    Crashed {
+        /// The program.
+        id: ProgramId,
+        /// The main process.
+        pid: i32,
+        /// How it ended.
+        exit: Exit,
+        /// How long it ran.
+        uptime: Duration,
+    },
+    /// Write this line to `/dev/termination-log` (Kubernetes), when it exists.
+    TerminationMessage(String),
+    /// Every program is down: stop stray processes by `deadline`, reap, exit with `code`.
+    Exit {
+        /// Exit status.
+        code: i32,
+        /// When stray processes get SIGKILL.
+        deadline: Instant,
+    },
+    /// A reload was applied: the new configuration is in force (program ids are unchanged;
+    /// readiness checks of programs still starting go on).
+    Reloaded,
+    /// Tell the log and event subscribers.
+    Notice(Notice),
+}
+
+/// A log-worthy decision, optionally a state change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    /// The program it is about, if any.
+    pub program: Option<String>,
+    /// Severity.
+    pub level: Level,
+    /// Old and new public state, when it changed.
+    pub transition: Option<(State, State)>,
+    /// What happened and why.
+    pub message: String,
+}
+
+/// Severity of a notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Routine detail.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Something went wrong and was handled.
+    Warn,
+    /// Something the operator must look at.
+    Error,
+}
+
+/// All program state and the rules between programs.
+#[derive(Debug)]
+pub struct Core {
+    /// In configuration order (sorted by name), the order of `graph`'s positions.
+    programs: Vec<Program>,
+    /// Position of each program in `programs`.
+    positions: HashMap<ProgramId, usize>,
+    registry: Registry,
+    graph: Graph,
+    init: InitSettings,
+    shutdown: Option<Shutdown>,
+    pending_reload: Option<PendingReload>,
+    /// Restarts by hand whose programs come back up together once all are down.
+    restart_sets: Vec<Vec<ProgramId>>,
+}
+
+impl Core {
+    /// A core for `config`; nothing starts before [`Input::Boot`].
+    pub fn new(config: &Config, now: Instant) -> Self {
+        let mut registry = Registry::default();
+        let programs = config
+            .programs
+            .iter()
+            .map(|s| {
+                let (id, run) = registry.id_for(&s.name);
+                Program::new(id, Arc::new(s.clone()), run, now)
+            })
+            .collect();
+        let mut core = Core {
+            programs,
+            positions: HashMap::new(),
+            registry,
+            graph: Graph::new(&config.programs),
+            init: config.init.clone(),
+            shutdown: None,
+            pending_reload: None,
+            restart_sets: Vec::new(),
+        };
+        core.index_positions();
+        core
+    }
+
+    fn index_positions(&mut self) {
+        self.positions = self
+            .programs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id, i))
+            .collect();
+    }
+
+    /// Every program, in configuration order (sorted by name).
+    pub fn programs(&self) -> &[Program] {
+        &self.programs
+    }
+
+    /// The program with id `id`, if it is in the configuration in force.
+    pub fn program(&self, id: ProgramId) -> Option<&Program> {
+        self.positions.get(&id).map(|&i| &self.programs[i])
+    }
+
+    /// The id of the program called `name`, if it is in the configuration in force.
+    pub fn id_of(&self, name: &str) -> Option<ProgramId> {
+        self.programs
+            .iter()
+            .find(|p| p.name() == name)
+            .map(|p| p.id)
+    }
+
+    /// The ids of `id`'s dependents, transitively, `id` first.
+    pub fn dependents_closure(&self, id: ProgramId) -> Vec<ProgramId> {
+        self.ids(self.graph.dependents_closure(self.pos(id)))
+    }
+
+    /// The ids of what `id` depends on, transitively, `id` first.
+    pub fn deps_closure(&self, id: ProgramId) -> Vec<ProgramId> {
+        self.ids(self.graph.deps_closure(self.pos(id)))
+    }
+
+    fn ids(&self, positions: Vec<usize>) -> Vec<ProgramId> {
+        positions.into_iter().map(|i| self.programs[i].id).collect()
+    }
+
+    /// Position of `id`. Only ids of programs in force reach the core's internals: inputs for
+    /// others are dropped at the door (see [`Core::handle`]).
+    fn pos(&self, id: ProgramId) -> usize {
+        self.positions[&id]
+    }
+
+    /// Whether a reload waits for programs to stop.
+    pub fn reload_pending(&self) -> bool {
+        self.pending_reload.is_some()
+    }
+
+    /// Whether a shutdown is under way.
+    pub fn shutting_down(&self) -> bool {
+        self.shutdown.is_some()
+    }
+
+    /// The earliest instant at which [`Input::Tick`] has something to do.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let programs = self.programs.iter().filter_map(|p| p.phase.deadline());
+        let shutdown = self
+            .shutdown
+            .as_ref()
+            .filter(|s| !s.killed)
+            .map(|s| s.deadline);
+        programs.chain(shutdown).min()
+    }
+
+    /// Whether `pid` is a program's main process or `finish` hook (anything else reaped is an
+    /// orphan the core has nothing to decide about).
+    pub fn owns_pid(&self, pid: i32) -> bool {
+        self.owner_of(pid).is_some()
+    }
+
+    fn owner_of(&self, pid: i32) -> Option<usize> {
+        self.programs.iter().position(|p| {
+            p.phase.pid() == Some(pid)
+                || matches!(p.phase, Phase::Finishing { pid: Some(h), .. } if h == pid)
+        })
+    }
+
+    /// Programs whose leader is gone and whose group must be checked for emptiness.
+    pub fn draining_groups(&self) -> impl Iterator<Item = (ProgramId, i32)> + '_ {
+        self.programs.iter().filter_map(|p| match p.phase {
+            Phase::Stopping(Stopping {
+                pgid, leader: None, ..
+            }) => Some((p.id, pgid)),
+            _ => None,
+        })
+    }
+
+    /// The program an input names, when it is in the configuration in force (a late input for
+    /// a program a reload removed is dropped).
+    fn target_of(&self, input: &Input) -> Option<Option<usize>> {
+        let id = match input {
+            Input::Spawned { id, .. }
+            | Input::SpawnFailed { id, .. }
+            | Input::GroupGone { id }
+            | Input::Ready { id, .. }
+            | Input::FinishSpawned { id, .. }
+            | Input::FinishFailed { id }
+            | Input::Signal { id, .. } => *id,
+            _ => return Some(None),
+        };
+        self.positions.get(&id).map(|&i| Some(i))
+    }
+
+    /// Decides on `input`; returns what the shell must do, in order.
+    pub fn handle(&mut self, input: Input, now: Instant) -> Vec<Action> {
+        let mut acts = Vec::new();
+        let Some(target) = self.target_of(&input) else {
+            return acts;
+        };
+        let i = target.unwrap_or(usize::MAX);
+        match input {
+            Input::Boot => self.boot(now, &mut acts),
+            Input::Tick => self.tick(now, &mut acts),
+            Input::Spawned { pid, .. } => self.spawned(i, pid, now, &mut acts),
+            Input::SpawnFailed {
+                exit,
+                error,
+                exec_failed,
+                ..
+            } => self.spawn_failed(i, exit, &error, exec_failed, now, &mut acts),
+            Input::Reaped {
+                pid,
+                exit,
+                group_empty,
+            } => self.reaped(pid, exit, group_empty, now, &mut acts),
+            Input::GroupGone { .. } => self.group_gone(i, now, &mut acts),
+            Input::Ready { run, .. } => self.ready(i, run, now, &mut acts),
+            Input::FinishSpawned { pid, .. } => self.finish_spawned(i, pid),
+            Input::FinishFailed { .. } => self.finish_failed(i, now, &mut acts),
+            Input::Shutdown { reason } => self.begin_shutdown(0, &reason, now, &mut acts),
+            Input::ForceKill => self.force_kill(now, &mut acts),
+            Input::Start(ids) => self.start_by_hand(&ids, now, &mut acts),
+            Input::Stop(ids) => self.stop_by_hand(&ids),
+            Input::Restart(ids) => self.restart_by_hand(&ids),
+            Input::Signal { signal, .. } => self.signal_by_hand(i, signal, &mut acts),
+            Input::Reload(config) => self.begin_reload(*config, &mut acts),
+        }
+        self.settle(now, &mut acts);
+        self.announce_waiting(&mut acts);
+        acts
+    }
+
+    fn boot(&mut self, now: Instant, acts: &mut Vec<Action>) {
+        for i in 0..self.programs.len() {
+            if self.programs[i].spec.autostart {
+                self.programs[i].target = Target::Up;
+                self.set_phase(i, Phase::Waiting, now, String::new(), acts);
+            }
+        }
+    }
+
+    /// Moves program `i` to `phase`, at the level its new state calls for.
+    fn set_phase(
+        &mut self,
+        i: usize,
+        phase: Phase,
+        now: Instant,
+        why: String,
+        acts: &mut Vec<Action>,
+    ) {
+        let level = match phase.state() {
+            State::Exhausted => Level::Error,
+            State::Backoff => Level::Warn,
+            _ => Level::Info,
+        };
+        self.set_phase_at(i, phase, now, why, level, acts);
+    }
+
+    /// Moves program `i` to `phase`. Entering `waiting` is announced at the end of the decision,
+    /// and only if the program is still waiting then (see [`Core::announce_waiting`]).
+    fn set_phase_at(
+        &mut self,
+        i: usize,
+        phase: Phase,
+        now: Instant,
+        why: String,
+        level: Level,
+        acts: &mut Vec<Action>,
+    ) {
+        let p = &mut self.programs[i];
+        let from = p.state();
+        p.phase = phase;
+        let to = p.state();
+        if from == to {
+            return;
+        }
+        p.since = now;
+        if to != State::Waiting {
+            p.waiting_for = None;
+            p.waiting_why = None;
+            self.announce(i, to, why, level, acts);
+        }
+    }
+
+    /// Tells the change from the state last announced to `to`, if they differ.
+    fn announce(&mut self, i: usize, to: State, why: String, level: Level, acts: &mut Vec<Action>) {
+        let p = &mut self.programs[i];
+        let from = std::mem::replace(&mut p.announced, to);
+        if from == to {
+            return;
+        }
+        let message = notices::transition(p.name(), from, to, &why);
+        self.notice(Some(i), level, Some((from, to)), message, acts);
+    }
+
+    fn notice(
+        &self,
+        i: Option<usize>,
+        level: Level,
+        transition: Option<(State, State)>,
+        message: String,
+        acts: &mut Vec<Action>,
+    ) {
+        acts.push(Action::Notice(Notice {
+            program: i.map(|i| self.programs[i].name().to_string()),
+            level,
+            transition,
+            message,
+        }));
+    }
+
+    /// Sends `signal` to the group of program `i`'s current run and remembers it, so a death by
+    /// that signal is not reported as a crash.
+    fn signal_run(&mut self, i: usize, pgid: i32, signal: Signal, acts: &mut Vec<Action>) {
+        self.programs[i].signals_sent |= 1 << (signal as i32);
+        acts.push(Action::Signal { pgid, signal });
+    }
+
+    /// The program's stop timeout, cut short by the shutdown budget.
+    fn kill_deadline(&self, i: usize, now: Instant) -> Instant {
+        self.bounded(now + self.programs[i].spec.stop_timeout)
+    }
+
+    fn bounded(&self, t: Instant) -> Instant {
+        match &self.shutdown {
+            Some(s) => t.min(s.deadline),
+            None => t,
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! Settling: after each input, targets are applied until nothing changes. What must stop stops
+//! (dependents first), restart sets that are fully down come back, a pending reload switches,
+//! what may start starts, and programs left waiting are announced.
+
+use std::time::Instant;
+
+use super::{Action, Core, Level};
+use crate::config::{Condition, Kind};
+use crate::model::State;
+use crate::supervisor::notices;
+use crate::supervisor::program::{DownReason, Phase, Program, Target};
+
+/// Whether `dep` meets `condition` now.
+fn condition_holds(dep: &Program, condition: Condition) -> bool {
+    match condition {
+        Condition::Started => matches!(
+            dep.phase,
+            Phase::Starting { .. } | Phase::Running { .. } | Phase::Completed
+        ),
+        Condition::Ready => matches!(dep.phase, Phase::Running { .. } | Phase::Completed),
+        Condition::Completed => dep.phase == Phase::Completed,
+    }
+}
+
+impl Core {
+    /// Applies targets until nothing changes: stops what must stop (dependents first), brings
+    /// back restart sets that are fully down, spawns what may start, and exits when shut down.
+    pub(super) fn settle(&mut self, now: Instant, acts: &mut Vec<Action>) {
+        loop {
+            let mut changed = false;
+            for i in 0..self.programs.len() {
+                changed |= self.settle_down(i, now, acts);
+            }
+            changed |= self.release_restart_sets(now, acts);
+            changed |= self.apply_reload_when_ready(now, acts);
+            if !changed {
+                break;
+            }
+        }
+        if self.shutdown.is_none() {
+            for i in 0..self.programs.len() {
+                self.settle_up(i, now, acts);
+            }
+        }
+        self.check_exit(acts);
+    }
+
+    /// For a program meant to be down: returns whether its phase changed.
+    fn settle_down(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) -> bool {
+        let Target::Down(reason) = self.programs[i].target else {
+            return false;
+        };
+        let keep_outcome = reason == DownReason::Shutdown || reason == DownReason::Exhausted;
+        match self.programs[i].phase {
+            Phase::Waiting | Phase::Backoff { .. } => {
+                self.set_phase(i, Phase::Stopped, now, reason.as_str().into(), acts);
+                true
+            }
+            Phase::Exited | Phase::Completed | Phase::Exhausted if !keep_outcome => {
+                self.set_phase(i, Phase::Stopped, now, reason.as_str().into(), acts);
+                true
+            }
+            Phase::Starting { .. } | Phase::Running { .. } => {
+                let blocked = self
+                    .graph
+                    .dependents(i)
+                    .iter()
+                    .any(|&d| self.programs[d].phase.is_live() && !self.programs[d].wants_up());
+                if blocked {
+                    return false;
+                }
+                let why = match reason {
+                    DownReason::Shutdown => notices::CONTAINER_STOPPING.to_string(),
+                    other => other.as_str().to_string(),
+                };
+                self.begin_stop(i, now, why, acts);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn release_restart_sets(&mut self, now: Instant, acts: &mut Vec<Action>) -> bool {
+        let ready: Vec<usize> = self
+            .restart_sets
+            .iter()
+            .enumerate()
+            .filter(|(_, set)| {
+                set.iter()
+                    .all(|id| !self.programs[self.pos(*id)].phase.is_live())
+            })
+            .map(|(k, _)| k)
+            .collect();
+        if ready.is_empty() {
+            return false;
+        }
+        for k in ready.into_iter().rev() {
+            let set = self.restart_sets.remove(k);
+            for id in set {
+                let j = self.pos(id);
+                let p = &mut self.programs[j];
+                if p.target == Target::Down(DownReason::Restart) {
+                    p.target = Target::Up;
+                    p.history.reset();
+                    let why = notices::RESTARTED_BY_HAND.into();
+                    self.set_phase(j, Phase::Waiting, now, why, acts);
+                }
+            }
+        }
+        true
+    }
+
+    /// For a waiting program meant to be up: spawn it when its dependencies hold.
+    fn settle_up(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
+        let p = &self.programs[i];
+        if !p.wants_up() || p.phase != Phase::Waiting {
+            return;
+        }
+        match self.unmet_dependency(i) {
+            None => {
+                let p = &mut self.programs[i];
+                p.waiting_for = None;
+                p.run += 1;
+                acts.push(Action::Spawn { id: p.id });
+                self.set_phase(i, Phase::Spawning, now, String::new(), acts);
+            }
+            Some((dep, why)) => {
+                let p = &mut self.programs[i];
+                if p.waiting_for.as_deref() != Some(dep.as_str()) {
+                    p.waiting_for = Some(dep);
+                    p.waiting_why = Some(why.clone());
+                    // Once it has been said to wait, say what it waits for next; the first
+                    // time, the announced change to `waiting` says it.
+                    if p.announced == State::Waiting {
+                        let msg = notices::waiting_for(p.name(), &why);
+                        self.notice(Some(i), Level::Info, None, msg, acts);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first dependency of program `i` that does not hold: its name and a description.
+    fn unmet_dependency(&self, i: usize) -> Option<(String, String)> {
+        self.graph.deps(i).iter().find_map(|e| {
+            let dep = &self.programs[e.on];
+            if condition_holds(dep, e.condition) {
+                return None;
+            }
+            let want = match (e.condition, dep.spec.kind) {
+                (Condition::Started, _) => "started",
+                (Condition::Ready, Kind::Service) => "ready",
+                (_, _) => "completed",
+            };
+            let reason = match dep.target {
+                Target::Down(r) if dep.state() == State::Stopped => Some(r.as_str()),
+                _ => None,
+            };
+            let why = notices::unmet_dependency(dep.name(), want, dep.state(), reason);
+            Some((dep.name().to_string(), why))
+        })
+    }
+
+    /// Announces the programs left waiting by this decision (a program that waited only on its
+    /// way to `starting` is never said to wait).
+    pub(super) fn announce_waiting(&mut self, acts: &mut Vec<Action>) {
+        for i in 0..self.programs.len() {
+            let p = &self.programs[i];
+            if p.state() != State::Waiting || p.announced == State::Waiting {
+                continue;
+            }
+            // Said as things stand once the whole decision is made (a dependency checked
+            // earlier in it may have been spawned since).
+            if let Some((dep, why)) = self.unmet_dependency(i) {
+                self.programs[i].waiting_for = Some(dep);
+                self.programs[i].waiting_why = Some(why);
+            }
+            let why = self.programs[i]
+                .waiting_why
+                .as_deref()
+                .map_or_else(String::new, notices::waits_for);
+            self.announce(i, State::Waiting, why, Level::Info, acts);
+        }
+    }
+}

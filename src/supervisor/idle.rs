@@ -1,0 +1,27 @@
+//! When the memory the last burst of work used is handed back (see [`crate::sys::memory`]).
+
+use std::time::Duration;
+
+/// Whether, and after how much quiet, to hand back what idling does not use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ColdMemory {
+    /// Nothing ran since the last release.
+    Released,
+    /// Start-up or a reload read the configuration: that code will not run again soon, so hand
+    /// it back after a short quiet.
+    AfterStartup,
+    /// A restart, a request: likely to come again soon, and handing its pages back costs the
+    /// next one minor faults (about 0.5 ms on a restart), so only after a long quiet.
+    AfterWork,
+}
+
+impl ColdMemory {
+    /// The quiet after which to release, if anything is to be released.
+    pub(crate) fn quiet_before_release(self) -> Option<Duration> {
+        match self {
+            ColdMemory::Released => None,
+            ColdMemory::AfterStartup => Some(Duration::from_millis(500)),
+            ColdMemory::AfterWork => Some(Duration::from_secs(5)),
+        }
+    }
+}

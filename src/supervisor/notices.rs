@@ -1,0 +1,292 @@
+//! The words of the supervisor's notices, in one place: what ctrlinit says when it decides
+//! something (the core calls these; it writes no sentence itself). Each function returns one
+//! line, or a line and its `fix:` continuation.
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+
+use crate::config::{ProgramSpec, RestartPolicy};
+use crate::model::{Exit, State};
+
+/// A short human duration: `1.5s`, `250ms`, `2m`.
+pub fn fmt_duration(d: Duration) -> String {
+    if d >= Duration::from_secs(600) && d.subsec_millis() == 0 {
+        humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+    } else if d >= Duration::from_secs(1) {
+        let s = d.as_secs_f64();
+        if s.fract() == 0.0 {
+            format!("{}s", s as u64)
+        } else {
+            format!("{s:.1}s")
+        }
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// `api: running -> backoff: why` (or without the why).
+pub fn transition(name: &str, from: State, to: State, why: &str) -> String {
+    if why.is_empty() {
+        format!("{name}: {from} -> {to}")
+    } else {
+        format!("{name}: {from} -> {to}: {why}")
+    }
+}
+
+/// A program did not start; with the fix when its command itself could not be executed.
+pub fn start_failed(spec: &ProgramSpec, error: &str, exec_failed: bool) -> String {
+    let mut msg = format!("{}: {error}", spec.name);
+    if exec_failed {
+        msg.push_str(&format!(
+            "\n    fix: install {:?} in the image (executable), or correct program.{}.command; `ctrlinit check` warns about commands it cannot find",
+            spec.command[0], spec.name
+        ));
+    }
+    msg
+}
+
+/// Why a spawned program is where it is.
+pub fn spawned(pid: i32, waits_until_ready: bool) -> String {
+    if waits_until_ready {
+        format!("spawned pid {pid}; waiting until ready")
+    } else {
+        format!("spawned pid {pid}")
+    }
+}
+
+/// A readiness check passed.
+pub fn ready_after(took: Duration) -> String {
+    format!("ready after {}", fmt_duration(took))
+}
+
+/// A readiness check did not pass in time.
+pub fn not_ready_within(timeout: Duration) -> String {
+    format!(
+        "not ready within {}; stopping it (counts as a failed run)",
+        fmt_duration(timeout)
+    )
+}
+
+/// The finish hook ended.
+pub fn finish_ended(name: &str, exit: Exit) -> String {
+    format!("{name}: finish hook ended ({exit})")
+}
+
+/// The finish hook overran its time.
+pub fn finish_killed(name: &str) -> String {
+    format!("{name}: finish hook did not end in time; killed it")
+}
+
+/// Entering the finish hook.
+pub const RUNNING_FINISH: &str = "running its finish hook";
+
+/// The leader of a group being stopped ended.
+pub fn leader_ended(name: &str, pid: i32, exit: Exit) -> String {
+    format!("{name}: pid {pid} ended ({exit})")
+}
+
+/// The leader ended by itself; the rest of its group is being stopped.
+pub fn ended_with_group_left(pid: i32, exit: Exit, uptime: Duration) -> String {
+    format!(
+        "pid {pid} ended ({exit}) after {}; stopping the rest of its process group",
+        fmt_duration(uptime)
+    )
+}
+
+/// A dependent stopped because what it lives in ended.
+pub fn restarting_because(dependency: &str) -> String {
+    format!("restarting because {dependency} ended")
+}
+
+/// How a run ended, for the verdict that follows.
+pub fn how_run_ended(
+    exit: Option<Exit>,
+    failed_to_start: bool,
+    forced_failure: bool,
+    ran_for: Duration,
+    ready_timeout: Duration,
+) -> String {
+    match exit {
+        Some(e) if failed_to_start => format!("failed to start ({e})"),
+        Some(e) if !forced_failure => format!("{e} after {}", fmt_duration(ran_for)),
+        _ => format!("not ready within {}", fmt_duration(ready_timeout)),
+    }
+}
+
+/// The run ended and policy does not restart it.
+pub fn not_restarted(how: &str, spec: &ProgramSpec) -> String {
+    let word = match spec.restart {
+        RestartPolicy::Always => "always",
+        RestartPolicy::OnFailure => "on-failure",
+        RestartPolicy::Never => "never",
+    };
+    format!("{how}; restart = {word:?} does not restart it")
+}
+
+/// The run ended and policy restarts it after `delay`.
+pub fn restart_after(how: &str, in_window: u32, spec: &ProgramSpec, delay: Duration) -> String {
+    format!(
+        "{how}; restart {in_window} of {} within {} in {}",
+        spec.max_restarts,
+        fmt_duration(spec.restart_window),
+        fmt_duration(delay)
+    )
+}
+
+/// A restart with no delay (no backoff state to show).
+pub fn restarting_at_once(name: &str, why: &str) -> String {
+    format!("{name}: restarting at once: {why}")
+}
+
+/// The budget is spent: the first half of the line.
+fn exhausted(spec: &ProgramSpec, in_window: u32, how: &str) -> String {
+    format!(
+        "{} exhausted: {in_window} restarts in {} (last: {how})",
+        spec.name,
+        fmt_duration(spec.restart_window)
+    )
+}
+
+/// The budget is spent and the container stops (also the termination message).
+pub fn exhausted_exit(spec: &ProgramSpec, in_window: u32, how: &str, code: u8) -> String {
+    format!(
+        "{}; stopping the container with exit code {code}",
+        exhausted(spec, in_window, how)
+    )
+}
+
+/// The budget is spent and the program stays down.
+pub fn exhausted_stop(spec: &ProgramSpec, in_window: u32, how: &str) -> String {
+    format!(
+        "{}; leaving it stopped (on_exhausted = \"stop\")",
+        exhausted(spec, in_window, how)
+    )
+}
+
+/// The shutdown reason after an exhaustion (the state change said the rest).
+pub fn exhausted_reason(name: &str) -> String {
+    format!("{name} exhausted its restart budget")
+}
+
+/// The shutdown reason after the main program ended.
+pub fn main_ended(name: &str, code: i32) -> String {
+    format!("main program {name} ended; stopping the container with its status {code}")
+}
+
+/// The container starts to stop.
+pub fn shutting_down(reason: &str) -> String {
+    format!("shutting down: {reason}")
+}
+
+/// A second stop signal.
+pub const FORCE_KILL: &str = "second stop signal: killing everything now";
+
+/// The shutdown reason of a forced kill without a shutdown before it.
+pub const FORCE_KILL_REASON: &str = "killing everything at once";
+
+/// A program killed when the stop budget ran out.
+pub const KILLED_OUT_OF_TIME: &str = "killed: out of time";
+
+/// The container's stop budget ran out.
+pub fn stop_budget_spent(budget: Duration) -> String {
+    format!(
+        "stop budget of {} spent; killing what is left",
+        fmt_duration(budget)
+    )
+}
+
+/// A group outlived its stop timeout.
+pub fn sending_sigkill(spec: &ProgramSpec, pgid: i32) -> String {
+    format!(
+        "{}: still running {} after {}; sending SIGKILL to process group {pgid}",
+        spec.name,
+        fmt_duration(spec.stop_timeout),
+        spec.stop_signal.as_str()
+    )
+}
+
+/// Group members outlived SIGKILL (uninterruptible sleep).
+pub fn group_survived_kill(name: &str, pgid: i32, grace: Duration) -> String {
+    format!(
+        "{name}: process group {pgid} survived SIGKILL for {}; moving on without it",
+        fmt_duration(grace)
+    )
+}
+
+/// The leader itself outlived SIGKILL.
+pub fn leader_survived_kill(name: &str, pid: Option<i32>, grace: Duration) -> String {
+    format!(
+        "{name}: pid {pid:?} survived SIGKILL for {}; waiting for it to end",
+        fmt_duration(grace)
+    )
+}
+
+/// A stop began: why, and the signal sent.
+pub fn stop_sent(why: &str, signal: Signal, pgid: i32) -> String {
+    format!("{why}; sent {} to process group {pgid}", signal.as_str())
+}
+
+/// Why a program stops during a shutdown.
+pub const CONTAINER_STOPPING: &str = "container stopping";
+
+/// A program brought back by a restart by hand.
+pub const RESTARTED_BY_HAND: &str = "restarted by hand";
+
+/// A program started by hand.
+pub const STARTED_BY_HAND: &str = "started by hand";
+
+/// A program added or changed by a reload, starting.
+pub const NEW_BY_RELOAD: &str = "new or changed by a reload";
+
+/// What a waiting program waits for, once said to wait.
+pub fn waiting_for(name: &str, why: &str) -> String {
+    format!("{name}: waiting for {why}")
+}
+
+/// The reason shown when entering `waiting`.
+pub fn waits_for(why: &str) -> String {
+    format!("waiting for {why}")
+}
+
+/// The dependency that does not hold: `db to be ready (db is starting)`.
+pub fn unmet_dependency(dep: &str, want: &str, state: State, down_reason: Option<&str>) -> String {
+    match down_reason {
+        Some(r) => format!("{dep} to be {want} ({dep} is {state}: {r})"),
+        None => format!("{dep} to be {want} ({dep} is {state})"),
+    }
+}
+
+/// A reload's one-line summary.
+pub fn reload_summary(
+    added: &[String],
+    removed: &[String],
+    changed: &[String],
+    unchanged: usize,
+    fixed_keys: &[&str],
+) -> String {
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let mut summary = format!(
+        "added {}; removed {}; changed {}; {unchanged} unchanged",
+        list(added),
+        list(removed),
+        list(changed),
+    );
+    for key in fixed_keys {
+        summary.push_str(&format!(
+            "; [init] {key} changed: it takes effect at the next start"
+        ));
+    }
+    summary
+}
+
+/// A reload begins.
+pub fn reloading(summary: &str) -> String {
+    format!("reloading: {summary}")
+}
