@@ -82,15 +82,19 @@ fn children_start_with_an_empty_signal_mask_and_default_dispositions() {
     // /proc shows ids as the reader's namespace sees them: the host pid here.
     assert_eq!(pgrp, pid.to_string());
     assert_eq!(session, pid.to_string());
-    // Only stdio: no ctrlinit descriptor leaked.
-    let fds: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().to_string())
-        .collect();
-    let mut fds = fds;
-    fds.sort();
-    assert_eq!(fds, vec!["0", "1", "2"]);
+    // Only stdio: no ctrlinit descriptor leaked. The kernel renames a process (its Name turns
+    // `sleep`) a moment before it closes the close-on-exec descriptors, so this is waited for.
+    let fds = || {
+        let mut fds: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
+        fds.sort();
+        fds
+    };
+    let only_stdio = wait_until_soft(DEADLINE, || (fds() == ["0", "1", "2"]).then_some(()));
+    assert!(only_stdio.is_some(), "descriptors beyond stdio: {:?}", fds());
     let stdin = std::fs::read_link(format!("/proc/{pid}/fd/0")).unwrap();
     assert_eq!(stdin, std::path::Path::new("/dev/null"));
 }

@@ -290,7 +290,7 @@ pub fn check_units(data: &[u8]) {
             "size {n} does not round trip"
         );
     }
-    let _ = config::parse_duration(s);
+    let _ = ctrlinit::model::durations::parse_duration(s);
     if let Ok(sig) = ctrlinit::model::signals::parse_signal(s) {
         assert_eq!(
             ctrlinit::model::signals::parse_signal(sig.as_str()),

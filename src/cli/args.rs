@@ -170,5 +170,5 @@ pub struct ChangeArgs {
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
-    crate::config::parse_duration(s)
+    crate::model::durations::parse_duration(s)
 }

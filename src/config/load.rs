@@ -8,6 +8,7 @@ use toml::de::DeTable;
 
 use super::error::{ConfigError, ConfigErrors};
 use super::graph::Graph;
+use super::init_table::read_init;
 use super::reader::{Reader, get};
 use super::schema::{self, DependencyDraft, ProgramDraft};
 use super::spec::{Condition, Config, Dependency, InitSettings, Kind, ProgramSpec, RestartPolicy};
@@ -84,6 +85,14 @@ struct Located {
     line: usize,
 }
 
+/// What the files held, before the checks that span them.
+#[derive(Default)]
+struct Drafts {
+    /// `[init]` and where it was defined.
+    init: Option<(InitSettings, String)>,
+    programs: Vec<Located>,
+}
+
 /// Loads and validates the configuration, returning every problem at once.
 pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
     let lookup: Box<Lookup> = match &opts.env {
@@ -94,94 +103,22 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
         None => Box::new(|k| std::env::var(k).ok()),
     };
     let mut errors = Vec::new();
-    let mut init: Option<(InitSettings, String)> = None;
-    let mut programs: Vec<Located> = Vec::new();
-
+    let mut drafts = Drafts::default();
     for file in config_files(&opts.dir, opts.main_command.is_some(), &mut errors) {
         let text = match std::fs::read_to_string(&file) {
             Ok(t) => t,
             Err(e) => {
-                errors.push(file_error(
-                    &file,
-                    None,
-                    format!("cannot read the file: {e}"),
-                    None,
-                ));
+                let why = format!("cannot read the file: {e}");
+                errors.push(file_error(&file, None, why, None));
                 continue;
             }
         };
-        let doc = match DeTable::parse(&text) {
-            Ok(doc) => doc,
-            Err(e) => {
-                let line = e.span().map(|s| line_of(&text, s.start));
-                errors.push(file_error(
-                    &file,
-                    line,
-                    format!("invalid TOML: {}", e.message().trim()),
-                    Some("fix the syntax at this line".into()),
-                ));
-                continue;
-            }
-        };
-        let mut r = Reader::new(&file, &text, lookup.as_ref(), &mut errors);
-        r.reject_unknown_keys(doc.get_ref(), "", &["init", "program"]);
-        if let Some(v) = get(doc.get_ref(), "init") {
-            let here = r.location(&v.span());
-            match &init {
-                Some((_, first)) => r.error(
-                    &v.span(),
-                    "init",
-                    format!("[init] is defined again (first at {first})"),
-                    Some("keep one [init] table across all files".into()),
-                ),
-                None => {
-                    if let Some(settings) = schema::read_init(&mut r, v) {
-                        init = Some((settings, here));
-                    }
-                }
-            }
-        }
-        if let Some(v) = get(doc.get_ref(), "program")
-            && let Some(table) = r.table(v, "program")
-        {
-            for (name, pv) in table.iter() {
-                let name_str: &str = name.get_ref();
-                if let Some(draft) = schema::read_program(&mut r, name_str, name.span(), pv) {
-                    let line = r.line_of(name.span().start);
-                    programs.push(Located {
-                        draft,
-                        file: file.clone(),
-                        line,
-                    });
-                }
-            }
-        }
+        read_file(&file, &text, lookup.as_ref(), &mut errors, &mut drafts);
     }
-
-    let init = init.map(|(s, _)| s).unwrap_or_default();
+    let init = drafts.init.map(|(s, _)| s).unwrap_or_default();
+    let mut programs = drafts.programs;
     if let Some(cmd) = &opts.main_command {
-        if let Some(existing) = programs.iter().find(|p| p.draft.spec.name == MAIN_PROGRAM) {
-            errors.push(file_error(
-                &existing.file,
-                Some(existing.line),
-                format!("the name `{MAIN_PROGRAM}` is taken by the command given after --"),
-                Some(format!("rename [program.{MAIN_PROGRAM}]")),
-            ));
-        }
-        let mut spec = ProgramSpec::new(MAIN_PROGRAM, cmd.clone(), Kind::Service);
-        spec.main = true;
-        spec.restart = RestartPolicy::Never;
-        spec.defined_at = "the command line (after --)".into();
-        programs.push(Located {
-            draft: ProgramDraft {
-                spec,
-                deps: Vec::new(),
-                max_cores: None,
-                max_reports: None,
-            },
-            file: PathBuf::from("--"),
-            line: 0,
-        });
+        add_main_program(cmd, &mut programs, &mut errors);
     }
     let specs = check_programs(programs, &init, &mut errors);
     if specs.is_empty() && errors.is_empty() {
@@ -205,6 +142,88 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
         programs: specs,
         warnings: Vec::new(),
     })
+}
+
+/// Reads one file's `[init]` and `[program.NAME]` tables into `drafts`.
+fn read_file(
+    file: &Path,
+    text: &str,
+    lookup: &Lookup,
+    errors: &mut Vec<ConfigError>,
+    drafts: &mut Drafts,
+) {
+    let doc = match DeTable::parse(text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let line = e.span().map(|s| line_of(text, s.start));
+            errors.push(file_error(
+                file,
+                line,
+                format!("invalid TOML: {}", e.message().trim()),
+                Some("fix the syntax at this line".into()),
+            ));
+            return;
+        }
+    };
+    let mut r = Reader::new(file, text, lookup, errors);
+    r.reject_unknown_keys(doc.get_ref(), "", &["init", "program"]);
+    if let Some(v) = get(doc.get_ref(), "init") {
+        let here = r.location(&v.span());
+        match &drafts.init {
+            Some((_, first)) => r.error(
+                &v.span(),
+                "init",
+                format!("[init] is defined again (first at {first})"),
+                Some("keep one [init] table across all files".into()),
+            ),
+            None => {
+                if let Some(settings) = read_init(&mut r, v) {
+                    drafts.init = Some((settings, here));
+                }
+            }
+        }
+    }
+    if let Some(v) = get(doc.get_ref(), "program")
+        && let Some(table) = r.table(v, "program")
+    {
+        for (name, pv) in table.iter() {
+            let name_str: &str = name.get_ref();
+            if let Some(draft) = schema::read_program(&mut r, name_str, name.span(), pv) {
+                let line = r.line_of(name.span().start);
+                drafts.programs.push(Located {
+                    draft,
+                    file: file.to_path_buf(),
+                    line,
+                });
+            }
+        }
+    }
+}
+
+/// The program made from a command given after `--`.
+fn add_main_program(cmd: &[String], programs: &mut Vec<Located>, errors: &mut Vec<ConfigError>) {
+    if let Some(existing) = programs.iter().find(|p| p.draft.spec.name == MAIN_PROGRAM) {
+        errors.push(file_error(
+            &existing.file,
+            Some(existing.line),
+            format!("the name `{MAIN_PROGRAM}` is taken by the command given after --"),
+            Some(format!("rename [program.{MAIN_PROGRAM}]")),
+        ));
+    }
+    let mut spec = ProgramSpec::new(MAIN_PROGRAM, cmd.to_vec(), Kind::Service);
+    spec.main = true;
+    spec.restart = RestartPolicy::Never;
+    spec.defined_at = "the command line (after --)".into();
+    programs.push(Located {
+        draft: ProgramDraft {
+            spec,
+            deps: Vec::new(),
+            max_cores: None,
+            max_reports: None,
+        },
+        file: PathBuf::from("--"),
+        line: 0,
+    });
 }
 
 /// The `*.toml` files of `dir` in lexical order.

@@ -9,9 +9,12 @@
 
 #![warn(missing_docs)]
 
+mod checks;
 pub mod describe;
 mod error;
 pub mod graph;
+mod identity;
+mod init_table;
 mod interpolate;
 mod load;
 pub mod preflight;
@@ -21,8 +24,8 @@ pub mod spec;
 mod units;
 
 pub use error::{ConfigError, ConfigErrors};
+pub use identity::resolve_group;
 pub use interpolate::interpolate;
 pub use load::{LoadOptions, MAIN_PROGRAM, Overrides, load_dir, load_with};
-pub use schema::resolve_group;
 pub use spec::*;
-pub use units::{MAX_DURATION, parse_duration, parse_size};
+pub use units::parse_size;

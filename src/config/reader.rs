@@ -187,7 +187,7 @@ impl<'a> Reader<'a> {
     /// A duration string such as `"5s"`.
     pub(super) fn duration(&mut self, v: &Value<'_>, key: &str) -> Option<Duration> {
         let s = self.string(v, key)?;
-        match units::parse_duration(&s) {
+        match crate::model::durations::parse_duration(&s) {
             Ok(d) => Some(d),
             Err(e) => {
                 self.error(

@@ -1,34 +1,20 @@
-//! The config schema: reads the `[init]` table and `[program.NAME]` tables of one file into typed
-//! drafts. Cross-file checks (duplicates, dependencies, cycles) happen in `load`.
+//! The config schema of a program: reads one `[program.NAME]` table into a typed draft. The
+//! `[init]` table is `init_table`'s, identities `identity`'s, checks `checks`'; cross-file checks
+//! (duplicates, dependencies, cycles) happen in `load`.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::ops::Range;
 use std::path::PathBuf;
 
 use nix::sys::resource::Resource;
-use nix::unistd::{Gid, Uid};
 use toml::de::{DeTable, DeValue};
 
+use super::checks::read_ready;
+use super::identity::read_run_as;
 use super::reader::{Reader, Value, get, join};
 use super::spec::{
-    Backoff, Condition, ConsoleMode, InitSettings, Kind, LogSettings, OnExhausted, ProgramSpec,
-    ReadyCheck, ReadyProbe, RestartPolicy, RlimitSetting, RunAs, StderrMode,
+    Backoff, Condition, Kind, LogSettings, OnExhausted, ProgramSpec, RestartPolicy, RlimitSetting,
+    StderrMode,
 };
-use crate::sys::users::{self, UserEntry};
-
-const INIT_KEYS: &[&str] = &[
-    "stop_timeout",
-    "exit_code",
-    "log_dir",
-    "crash_dir",
-    "console",
-    "socket",
-    "socket_group",
-    "max_cores",
-    "max_reports",
-    "crash_max_size",
-    "log_level",
-];
 
 const PROGRAM_KEYS: &[&str] = &[
     "command",
@@ -76,90 +62,6 @@ pub(super) struct ProgramDraft {
     pub deps: Vec<DependencyDraft>,
     pub max_cores: Option<u32>,
     pub max_reports: Option<u32>,
-}
-
-/// Reads `[init]`, recording errors; `None` when it held no usable table.
-pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSettings> {
-    let table = r.table(v, "init")?;
-    r.reject_unknown_keys(table, "init", INIT_KEYS);
-    let mut init = InitSettings::default();
-    if let Some(v) = get(table, "stop_timeout") {
-        init.stop_timeout = r
-            .duration(v, "init.stop_timeout")
-            .unwrap_or(init.stop_timeout);
-    }
-    if let Some(v) = get(table, "exit_code")
-        && let Some(n) = r.integer(v, "init.exit_code", 1..256)
-    {
-        init.exit_code = n as u8;
-    }
-    if let Some(v) = get(table, "log_dir") {
-        init.log_dir = r
-            .string(v, "init.log_dir")
-            .map_or(init.log_dir, PathBuf::from);
-    }
-    if let Some(v) = get(table, "crash_dir") {
-        init.crash_dir = r
-            .string(v, "init.crash_dir")
-            .map_or(init.crash_dir, PathBuf::from);
-    }
-    if let Some(v) = get(table, "console") {
-        let choices = [
-            ("prefix", ConsoleMode::Prefix),
-            ("json", ConsoleMode::Json),
-            ("plain", ConsoleMode::Plain),
-            ("off", ConsoleMode::Off),
-        ];
-        init.console = r
-            .choice(v, "init.console", &choices)
-            .unwrap_or(init.console);
-    }
-    if let Some(v) = get(table, "socket") {
-        init.socket = r
-            .string(v, "init.socket")
-            .map_or(init.socket, PathBuf::from);
-    }
-    if let Some(v) = get(table, "socket_group") {
-        init.socket_group = r.string(v, "init.socket_group");
-        if let Some(g) = &init.socket_group
-            && resolve_group(g).is_none()
-        {
-            r.error(
-                &v.span(),
-                "init.socket_group",
-                format!("unknown group {g:?}"),
-                Some("name a group from /etc/group, or a numeric gid".into()),
-            );
-        }
-    }
-    if let Some(v) = get(table, "max_cores") {
-        init.max_cores = r
-            .integer(v, "init.max_cores", 0..100_000)
-            .map_or(init.max_cores, |n| n as u32);
-    }
-    if let Some(v) = get(table, "max_reports") {
-        init.max_reports = r
-            .integer(v, "init.max_reports", 0..100_000)
-            .map_or(init.max_reports, |n| n as u32);
-    }
-    if let Some(v) = get(table, "crash_max_size") {
-        init.crash_max_size = r
-            .size(v, "init.crash_max_size")
-            .unwrap_or(init.crash_max_size);
-    }
-    if let Some(v) = get(table, "log_level") {
-        let choices = [
-            ("error", "error"),
-            ("warn", "warn"),
-            ("info", "info"),
-            ("debug", "debug"),
-            ("trace", "trace"),
-        ];
-        if let Some(level) = r.choice(v, "init.log_level", &choices) {
-            init.log_level = Some(level.to_string());
-        }
-    }
-    Some(init)
 }
 
 /// Whether `name` is a valid program name: `[a-z0-9_.-]+`.
@@ -219,22 +121,7 @@ pub(super) fn read_program(
     read_restart(r, table, &path, &mut spec);
     read_stop(r, table, &path, &mut spec);
     read_environment(r, table, &path, &mut spec);
-    if let Some(v) = get(table, "ready") {
-        spec.ready = read_ready(r, v, &key("ready"));
-        if spec.ready.is_some() && kind == Kind::Oneshot {
-            r.error(
-                &v.span(),
-                &key("ready"),
-                "a oneshot has no readiness check: it is ready when it has completed".into(),
-                Some("remove `ready`, or make this program a service".into()),
-            );
-        }
-    }
-    if let Some(v) = get(table, "ready_timeout") {
-        spec.ready_timeout = r
-            .duration(v, &key("ready_timeout"))
-            .unwrap_or(spec.ready_timeout);
-    }
+    read_readiness(r, table, &path, &mut spec);
     if let Some(v) = get(table, "log") {
         spec.log = read_log(r, v, &key("log"));
     }
@@ -257,6 +144,27 @@ pub(super) fn read_program(
         max_cores,
         max_reports,
     })
+}
+
+/// `ready` and `ready_timeout`.
+fn read_readiness(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut ProgramSpec) {
+    let key = |k: &str| join(path, k);
+    if let Some(v) = get(table, "ready") {
+        spec.ready = read_ready(r, v, &key("ready"));
+        if spec.ready.is_some() && spec.kind == Kind::Oneshot {
+            r.error(
+                &v.span(),
+                &key("ready"),
+                "a oneshot has no readiness check: it is ready when it has completed".into(),
+                Some("remove `ready`, or make this program a service".into()),
+            );
+        }
+    }
+    if let Some(v) = get(table, "ready_timeout") {
+        spec.ready_timeout = r
+            .duration(v, &key("ready_timeout"))
+            .unwrap_or(spec.ready_timeout);
+    }
 }
 
 fn read_flags(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut ProgramSpec) {
@@ -490,170 +398,6 @@ fn read_rlimits(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<RlimitSett
     out
 }
 
-fn read_run_as(
-    r: &mut Reader<'_>,
-    path: &str,
-    user: Option<(String, Range<usize>)>,
-    group: Option<(String, Range<usize>)>,
-) -> RunAs {
-    let mut run_as = RunAs {
-        uid: None,
-        gid: None,
-        groups: None,
-        user_name: None,
-        home: None,
-    };
-    if let Some((name, span)) = &user {
-        match resolve_user(name) {
-            Some((uid, entry)) => {
-                run_as.uid = Some(uid);
-                match entry {
-                    Some(u) => {
-                        run_as.gid = Some(u.gid);
-                        run_as.groups = Some(users::groups_of(&u.name, u.gid));
-                        run_as.user_name = Some(u.name.clone());
-                        run_as.home = Some(u.home.clone());
-                    }
-                    None => {
-                        // A bare uid with no passwd entry: as Docker does, primary group 0 and
-                        // no supplementary groups.
-                        run_as.gid = Some(0);
-                        run_as.groups = Some(Vec::new());
-                    }
-                }
-            }
-            None => r.error(
-                span,
-                &join(path, "user"),
-                format!("unknown user {name:?}"),
-                Some("name a user from /etc/passwd, or a numeric uid".into()),
-            ),
-        }
-    }
-    if let Some((name, span)) = &group {
-        match resolve_group(name) {
-            Some(gid) => run_as.gid = Some(gid),
-            None => r.error(
-                span,
-                &join(path, "group"),
-                format!("unknown group {name:?}"),
-                Some("name a group from /etc/group, or a numeric gid".into()),
-            ),
-        }
-    }
-    check_privileges(r, path, &run_as, user.as_ref(), group.as_ref());
-    run_as
-}
-
-/// A non-root ctrlinit can only run programs as itself.
-fn check_privileges(
-    r: &mut Reader<'_>,
-    path: &str,
-    run_as: &RunAs,
-    user: Option<&(String, Range<usize>)>,
-    group: Option<&(String, Range<usize>)>,
-) {
-    let euid = Uid::effective().as_raw();
-    if euid == 0 {
-        return;
-    }
-    if let (Some(uid), Some((name, span))) = (run_as.uid, user)
-        && uid != euid
-    {
-        r.error(
-            span,
-            &join(path, "user"),
-            format!("ctrlinit runs as uid {euid} and cannot switch to user {name:?}"),
-            Some("run ctrlinit as root, or remove `user`".into()),
-        );
-    }
-    let egid = Gid::effective().as_raw();
-    if let (Some(gid), Some((name, span))) = (run_as.gid, group)
-        && gid != egid
-    {
-        r.error(
-            span,
-            &join(path, "group"),
-            format!("ctrlinit runs as gid {egid} and cannot switch to group {name:?}"),
-            Some("run ctrlinit as root, or remove `group`".into()),
-        );
-    }
-}
-
-/// A user by name or numeric id: its uid, and its passwd entry when it has one.
-fn resolve_user(name: &str) -> Option<(u32, Option<UserEntry>)> {
-    if let Ok(uid) = name.parse::<u32>() {
-        return Some((uid, users::user_by_uid(uid)));
-    }
-    users::user_by_name(name).map(|u| (u.uid, Some(u)))
-}
-
-/// Resolves a group name or numeric id; `None` when no such group exists.
-pub fn resolve_group(name: &str) -> Option<u32> {
-    if let Ok(gid) = name.parse::<u32>() {
-        return Some(gid);
-    }
-    users::group_by_name(name)
-}
-
-fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Option<ReadyCheck> {
-    let table = r.table(v, path)?;
-    r.reject_unknown_keys(table, path, &["tcp", "exec", "file", "interval"]);
-    let probes: Vec<&str> = ["tcp", "exec", "file"]
-        .into_iter()
-        .filter(|k| get(table, k).is_some())
-        .collect();
-    if probes.len() != 1 {
-        r.error(
-            &v.span(),
-            path,
-            format!("a readiness check needs exactly one probe, found {}", probes.len()),
-            Some(r#"use one of { tcp = "127.0.0.1:8080" }, { exec = ["cmd", "arg"] }, { file = "/run/x.ready" }"#.into()),
-        );
-        return None;
-    }
-    let interval = match get(table, "interval") {
-        Some(iv) => r.duration(iv, &join(path, "interval"))?,
-        None => std::time::Duration::from_millis(100),
-    };
-    let probe_key = join(path, probes[0]);
-    let pv = get(table, probes[0])?;
-    let probe = match probes[0] {
-        "tcp" => {
-            let s = r.string(pv, &probe_key)?;
-            match parse_tcp_target(&s) {
-                Some(addr) => ReadyProbe::Tcp(addr),
-                None => {
-                    r.error(
-                        &pv.span(),
-                        &probe_key,
-                        format!("{s:?} is not an address and port"),
-                        Some(r#"write "127.0.0.1:8080", "[::1]:8080" or "localhost:8080""#.into()),
-                    );
-                    return None;
-                }
-            }
-        }
-        "exec" => ReadyProbe::Exec(r.command(pv, &probe_key)?),
-        _ => ReadyProbe::File(PathBuf::from(r.string(pv, &probe_key)?)),
-    };
-    Some(ReadyCheck { probe, interval })
-}
-
-/// `ip:port`, `localhost:port` or `:port` (loopback). No DNS: a lookup would block the supervisor.
-fn parse_tcp_target(s: &str) -> Option<SocketAddr> {
-    if let Ok(addr) = s.parse::<SocketAddr>() {
-        return Some(addr);
-    }
-    let port = s
-        .strip_prefix("localhost:")
-        .or_else(|| s.strip_prefix(':'))?;
-    Some(SocketAddr::from((
-        Ipv4Addr::LOCALHOST,
-        port.parse::<u16>().ok()?,
-    )))
-}
-
 fn read_log(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> LogSettings {
     let mut log = LogSettings::default();
     let Some(table) = r.table(v, path) else {
@@ -792,21 +536,6 @@ fn read_dependency_entry(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tcp_targets() {
-        assert_eq!(
-            parse_tcp_target("127.0.0.1:80").unwrap().to_string(),
-            "127.0.0.1:80"
-        );
-        assert_eq!(
-            parse_tcp_target("localhost:8080").unwrap().to_string(),
-            "127.0.0.1:8080"
-        );
-        assert_eq!(parse_tcp_target(":99").unwrap().to_string(), "127.0.0.1:99");
-        assert!(parse_tcp_target("db.example:80").is_none());
-        assert!(parse_tcp_target("127.0.0.1").is_none());
-    }
 
     #[test]
     fn program_names() {

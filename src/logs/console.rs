@@ -11,7 +11,7 @@ use std::time::SystemTime;
 
 use tokio::sync::mpsc::{Receiver, Sender, channel};
 
-use super::Stream;
+use super::command::Stream;
 use super::frame::Block;
 use crate::config::ConsoleMode;
 

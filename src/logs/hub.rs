@@ -1,8 +1,9 @@
-//! The log thread: owns every program's sinks and ring, runs the pumps, writes crash reports.
+//! The log thread: routes each program's pipes to its sinks and ring (the pumps), ctrlinit's own
+//! lines to the console and its file, answers `logs`, and once a crashed run's pipes are drained
+//! hands its last lines to [`crate::crash`] for the report.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -11,12 +12,14 @@ use tokio::sync::mpsc::{Sender, UnboundedReceiver};
 use tokio::sync::watch;
 use tracing::{Level, warn};
 
-use super::console::{self, format_block, json_line, prefix};
+use super::command::{Command, Stream};
+use super::console::{self, json_line, prefix};
+use super::dirs::Dirs;
 use super::file::FileSink;
 use super::frame::Block;
-use super::ring::{RING_BYTES, Ring};
-use super::{Command, Stream, pump};
-use crate::config::{Config, ConsoleMode, InitSettings, LogSettings, StderrMode};
+use super::pump;
+use super::shared::{Follower, ProgramLog, Shared};
+use crate::config::{Config, ConsoleMode, LogSettings, StderrMode};
 use crate::crash;
 
 /// How long shutdown waits for pipes to reach end of file (a stray may hold one open).
@@ -24,81 +27,6 @@ const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
 
 /// How long the exit waits for the console to take the last lines.
 const CONSOLE_AT_EXIT: Duration = Duration::from_secs(1);
-
-/// Usable directories, after start-up checks.
-#[derive(Debug, Clone)]
-pub(super) struct Dirs {
-    pub log_dir: PathBuf,
-    pub crash_dir: PathBuf,
-}
-
-/// Creates the log and crash directories and checks they can be written.
-pub(super) fn prepare_dirs(init: &InitSettings) -> Result<Dirs, String> {
-    let log_dir = usable_dir(&init.log_dir, "log_dir")?;
-    let crash_dir = usable_dir(&init.crash_dir, "crash_dir")?;
-    Ok(Dirs { log_dir, crash_dir })
-}
-
-/// The default too: a container whose logs and cores silently go nowhere is worse than one that
-/// says at once that its mount is missing.
-fn usable_dir(dir: &Path, key: &str) -> Result<PathBuf, String> {
-    check_writable_dir(dir).map_err(|e| {
-        let env = format!("CTRLINIT_{}", key.to_uppercase());
-        format!(
-            "cannot use [init] {key} {}: {e}\n    fix: mount a writable directory there, or set [init] {key} (or {env}) to one",
-            dir.display()
-        )
-    })?;
-    Ok(dir.to_path_buf())
-}
-
-/// Creates `dir` when missing and checks it can be written.
-pub(super) fn check_writable_dir(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}"))?;
-    nix::unistd::access(
-        dir,
-        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
-    )
-    .map_err(|e| format!("cannot write it: {e}"))
-}
-
-/// Drain tracking for one run: how many of its pipes are still open.
-struct RunDrain {
-    open: usize,
-    done: watch::Sender<bool>,
-}
-
-/// One program's sinks.
-pub(super) struct ProgramLog {
-    pub name: String,
-    pub settings: Cell<LogSettings>,
-    pub out_file: RefCell<Option<FileSink>>,
-    pub err_file: RefCell<Option<FileSink>>,
-    pub ring: RefCell<Ring>,
-    pub prefixes: RefCell<(Vec<u8>, Vec<u8>)>,
-    runs: RefCell<HashMap<u64, RunDrain>>,
-}
-
-/// A `ctrlinit logs -f` client.
-struct Follower {
-    programs: Vec<String>,
-    tx: Sender<Vec<u8>>,
-}
-
-/// State shared by the hub and its pumps (all on the log thread).
-pub(super) struct Shared {
-    pub console: Sender<Vec<u8>>,
-    pub mode: Cell<ConsoleMode>,
-    width: Cell<usize>,
-    dirs: Dirs,
-    programs: RefCell<HashMap<String, Rc<ProgramLog>>>,
-    own_file: RefCell<Option<FileSink>>,
-    own_dropped: Cell<u64>,
-    followers: RefCell<Vec<Follower>>,
-    open_pipes: Cell<usize>,
-    all_closed: watch::Sender<usize>,
-    config: RefCell<Arc<Config>>,
-}
 
 /// Runs the log thread until [`Command::Shutdown`].
 pub(super) fn run(config: Arc<Config>, dirs: Dirs, rx: UnboundedReceiver<Command>) {
@@ -217,15 +145,7 @@ fn configure(shared: &Rc<Shared>, config: Arc<Config>) {
                 }
             }
             None => {
-                let p = Rc::new(ProgramLog {
-                    name: spec.name.clone(),
-                    settings: Cell::new(spec.log),
-                    out_file: RefCell::new(None),
-                    err_file: RefCell::new(None),
-                    ring: RefCell::new(Ring::new(RING_BYTES)),
-                    prefixes: RefCell::new(prefixes),
-                    runs: RefCell::new(HashMap::new()),
-                });
+                let p = Rc::new(ProgramLog::new(&spec.name, spec.log, width));
                 open_files(shared, &p);
                 programs.insert(spec.name.clone(), p);
             }
@@ -264,18 +184,7 @@ fn program_log(shared: &Rc<Shared>, name: &str) -> Rc<ProgramLog> {
     }
     // Not in the config (cannot happen in practice): log with defaults rather than lose lines.
     let width = shared.width.get();
-    let p = Rc::new(ProgramLog {
-        name: name.to_string(),
-        settings: Cell::new(LogSettings::default()),
-        out_file: RefCell::new(None),
-        err_file: RefCell::new(None),
-        ring: RefCell::new(Ring::new(RING_BYTES)),
-        prefixes: RefCell::new((
-            prefix(name, width, Stream::Stdout),
-            prefix(name, width, Stream::Stderr),
-        )),
-        runs: RefCell::new(HashMap::new()),
-    });
+    let p = Rc::new(ProgramLog::new(name, LogSettings::default(), width));
     shared
         .programs
         .borrow_mut()
@@ -292,13 +201,7 @@ fn attach(
 ) {
     let p = program_log(shared, program);
     if let Some(run) = run {
-        p.runs.borrow_mut().insert(
-            run,
-            RunDrain {
-                open: 2,
-                done: watch::channel(false).0,
-            },
-        );
+        p.track_run(run);
     }
     for (fd, stream) in [(stdout, Stream::Stdout), (stderr, Stream::Stderr)] {
         shared.open_pipes.set(shared.open_pipes.get() + 1);
@@ -309,68 +212,6 @@ fn attach(
             run,
             fd,
         ));
-    }
-}
-
-impl Shared {
-    /// A pump reached end of file.
-    pub(super) fn pipe_closed(&self, p: &ProgramLog, run: Option<u64>) {
-        self.open_pipes.set(self.open_pipes.get().saturating_sub(1));
-        self.all_closed.send_replace(self.open_pipes.get());
-        let Some(run) = run else { return };
-        let mut runs = p.runs.borrow_mut();
-        if let Some(r) = runs.get_mut(&run) {
-            r.open = r.open.saturating_sub(1);
-            if r.open == 0 {
-                r.done.send_replace(true);
-                runs.remove(&run);
-            }
-        }
-    }
-
-    /// Delivers a block read at `at_ms` to the files and the ring; appends its console and
-    /// follower forms.
-    pub(super) fn deliver(
-        &self,
-        p: &ProgramLog,
-        stream: Stream,
-        block: Block<'_>,
-        at_ms: u64,
-        console: &mut Vec<u8>,
-        follow: &mut Vec<u8>,
-    ) {
-        let settings = p.settings.get();
-        let separate = stream == Stream::Stderr && settings.stderr == StderrMode::Separate;
-        let file = if separate { &p.err_file } else { &p.out_file };
-        if let Some(f) = file.borrow_mut().as_mut() {
-            f.write_block(block);
-        }
-        p.ring
-            .borrow_mut()
-            .push_block(stream, block.data, block.terminated, at_ms);
-        let prefixes = p.prefixes.borrow();
-        let prefix = if stream == Stream::Stderr {
-            &prefixes.1
-        } else {
-            &prefixes.0
-        };
-        if settings.console {
-            format_block(self.mode.get(), prefix, &p.name, stream, block, console);
-        }
-        if !self.followers.borrow().is_empty() {
-            format_block(ConsoleMode::Prefix, prefix, &p.name, stream, block, follow);
-        }
-    }
-
-    /// Sends a pump's formatted output to its followers (never waiting for them).
-    pub(super) fn to_followers(&self, program: &str, buf: &[u8]) {
-        let mut followers = self.followers.borrow_mut();
-        followers.retain(|f| !f.tx.is_closed());
-        for f in followers.iter() {
-            if f.programs.is_empty() || f.programs.iter().any(|n| n == program) {
-                let _ = f.tx.try_send(buf.to_vec());
-            }
-        }
     }
 }
 
@@ -492,8 +333,7 @@ async fn crash_report(shared: Rc<Shared>, info: Box<crash::CrashInfo>) {
     // file work would compete with the new process's exec): the report waits a moment.
     tokio::time::sleep(crash::REPORT_DELAY).await;
     let p = program_log(&shared, &info.program);
-    let pending = p.runs.borrow().get(&info.run).map(|r| r.done.subscribe());
-    if let Some(mut done) = pending {
+    if let Some(mut done) = p.drained(info.run) {
         let _ = tokio::time::timeout(crash::DRAIN_WAIT, done.wait_for(|d| *d)).await;
     }
     let last_lines: Vec<String> = p

@@ -8,7 +8,7 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 
-use super::Command;
+use super::command::Command;
 
 /// Forwards tracing events to the log thread.
 pub struct OwnLogLayer {

@@ -7,9 +7,9 @@ use std::rc::Rc;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use tokio::io::unix::AsyncFd;
 
-use super::Stream;
+use super::command::Stream;
 use super::frame::Framer;
-use super::hub::{ProgramLog, Shared};
+use super::shared::{ProgramLog, Shared};
 
 /// Reads `fd` until end of file, delivering every line to `p`'s sinks.
 pub(super) async fn pump(

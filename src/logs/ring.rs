@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use super::Stream;
+use super::command::Stream;
 
 /// Default capacity.
 pub const RING_BYTES: usize = 64 * 1024;

@@ -3,11 +3,13 @@
 //!
 //! - [`state::State`]: the lowercase lifecycle states users see everywhere;
 //! - [`exit::Exit`] and [`signals`]: how a process ended, and signal names;
+//! - [`durations`]: durations as users write them;
 //! - [`id::ProgramId`]: a program's identity for as long as ctrlinit runs;
 //! - [`protocol`]: the control protocol's requests and answers, with a typed error.
 
 #![warn(missing_docs)]
 
+pub mod durations;
 pub mod exit;
 pub mod id;
 pub mod protocol;

@@ -7,6 +7,15 @@
 //! root's supplementary groups would survive), close-on-exec on every other descriptor, an empty
 //! signal mask last (so a signal arriving from then on acts as it would after exec), then exec.
 
+/// The exit status of a child whose exec failed with `errno`.
+pub fn exec_failure_status(errno: i32) -> i32 {
+    if errno == libc::ENOENT || errno == libc::ENOTDIR {
+        127
+    } else {
+        126
+    }
+}
+
 /// A limit as the child applies it: resource, soft, hard.
 pub(super) type RawLimit = (libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t);
 
@@ -176,7 +185,7 @@ unsafe fn report(status_fd: libc::c_int, step: Step, errno: libc::c_int) -> ! {
     // SAFETY: write and _exit are async-signal-safe; `bytes` lives on this stack.
     unsafe {
         libc::write(status_fd, bytes.as_ptr().cast(), bytes.len());
-        libc::_exit(super::spawn::exec_failure_status(errno));
+        libc::_exit(exec_failure_status(errno));
     }
 }
 

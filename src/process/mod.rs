@@ -5,6 +5,7 @@ mod env;
 mod pipes;
 mod spawn;
 
+pub use child::exec_failure_status;
 pub use env::{program_env, read_env_file};
 pub use pipes::output_pipes;
-pub use spawn::{Launch, Output, SpawnError, Spawned, exec_failure_status, spawn};
+pub use spawn::{Launch, Output, SpawnError, Spawned, spawn};

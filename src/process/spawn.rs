@@ -14,12 +14,12 @@
 
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use nix::fcntl::OFlag;
 
-use super::child::{ChildPlan, RawLimit, Step, run_child};
+use super::child::{ChildPlan, RawLimit, Step, exec_failure_status, run_child};
 use crate::config::{RlimitSetting, RunAs};
 use crate::model::Exit;
 
@@ -76,96 +76,25 @@ pub struct Spawned {
     pub pid: i32,
 }
 
-/// The exit status of a child whose exec failed with `errno`.
-pub fn exec_failure_status(errno: i32) -> i32 {
-    if errno == libc::ENOENT || errno == libc::ENOTDIR {
-        127
-    } else {
-        126
-    }
-}
-
 /// Starts a process in its own session and process group.
 pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
-    let setup_error = |what: &str, e: &dyn std::fmt::Display| SpawnError {
-        exit: Exit::Code(126),
-        message: format!("{}: {what}: {e}", launch.argv[0]),
-        exec_failed: false,
-    };
-    let cstring = |bytes: Vec<u8>| {
-        CString::new(bytes).map_err(|e| setup_error("a NUL byte in an argument or variable", &e))
-    };
-
-    let argv: Vec<CString> = launch
-        .argv
-        .iter()
-        .map(|a| cstring(a.clone().into_bytes()))
-        .collect::<Result<_, _>>()?;
-    let path_var = launch
-        .env
-        .iter()
-        .find(|(k, _)| k.as_bytes() == b"PATH")
-        .map(|(_, v)| v.as_bytes().to_vec());
-    let candidates = executable_candidates(&launch.argv[0], path_var.as_deref())
-        .into_iter()
-        .map(cstring)
-        .collect::<Result<Vec<_>, _>>()?;
-    let envp: Vec<CString> = launch
-        .env
-        .into_iter()
-        .map(|(k, v)| {
-            let mut kv = k.into_vec();
-            kv.push(b'=');
-            kv.extend(v.into_vec());
-            cstring(kv)
-        })
-        .collect::<Result<_, _>>()?;
-    let workdir = launch
-        .workdir
-        .map(|d| cstring(d.as_os_str().as_bytes().to_vec()))
-        .transpose()?;
-
-    let null = || {
-        nix::fcntl::open(
-            "/dev/null",
-            OFlag::O_RDWR | OFlag::O_CLOEXEC,
-            nix::sys::stat::Mode::empty(),
-        )
-        .map_err(|e| setup_error("cannot open /dev/null", &e))
-    };
-    let stdin = null()?;
-    let to_fd = |o: Output| -> Result<Option<OwnedFd>, SpawnError> {
-        match o {
-            Output::Inherit => Ok(None),
-            Output::Fd(fd) => Ok(Some(fd)),
-            Output::Null => null().map(Some),
-        }
-    };
-    let stdout = to_fd(launch.stdout)?;
-    let stderr = to_fd(launch.stderr)?;
+    let program: &str = &launch.argv[0];
+    let strings = CStrings::of(&launch)?;
+    let stdio = Stdio::open(program, launch.stdout, launch.stderr)?;
     // Non-blocking: once the child has exec'd, its copy of the write end may still be open for a
     // moment (close-on-exec runs late in exec), and reading must not wait for that.
     let (status_r, status_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)
-        .map_err(|e| setup_error("cannot create a pipe", &e))?;
-
+        .map_err(|e| setup_error(program, "cannot create a pipe", &e))?;
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    let argv_ptrs = null_terminated(&argv);
-    let envp_ptrs = null_terminated(&envp);
+    let argv_ptrs = null_terminated(&strings.argv);
+    let envp_ptrs = null_terminated(&strings.envp);
     let plan = ChildPlan {
-        candidates: &candidates,
+        candidates: &strings.candidates,
         argv: &argv_ptrs,
         envp: &envp_ptrs,
-        workdir: workdir.as_deref(),
-        stdio: [
-            stdin.as_raw_fd(),
-            stdout
-                .as_ref()
-                .map_or(libc::STDOUT_FILENO, |f| f.as_raw_fd()),
-            stderr
-                .as_ref()
-                .map_or(libc::STDERR_FILENO, |f| f.as_raw_fd()),
-        ],
+        workdir: strings.workdir.as_deref(),
+        stdio: stdio.raw(),
         status_fd: status_w.as_raw_fd(),
         umask: launch.umask,
         limits: &raw_limits(launch.rlimits, launch.core_dumps, root),
@@ -176,30 +105,142 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         uid: launch.run_as.uid,
         rtmax: libc::SIGRTMAX(),
     };
-    let pid = clone_and_run(&plan).map_err(|e| setup_error("cannot create a process", &e))?;
+    let pid =
+        clone_and_run(&plan).map_err(|e| setup_error(program, "cannot create a process", &e))?;
     drop(status_w);
     // The child has exec'd or exited by now (CLONE_VFORK); a failure wrote its errno first. The
     // failed child is left for the reaper like any other process.
-    if let Some((step, errno)) = read_exec_status(&status_r) {
-        let status = exec_failure_status(errno);
-        let os = std::io::Error::from_raw_os_error(errno);
-        let what = match step {
-            Step::Exec => format!("cannot execute {:?}", launch.argv[0]),
-            Step::Workdir => format!(
-                "cannot change to its workdir {:?}",
-                launch.workdir.unwrap_or(Path::new("")).display()
-            ),
-            Step::Identity => "cannot switch to its user and groups".to_string(),
-            Step::Rlimit => "cannot set its rlimits".to_string(),
-            Step::Stdio | Step::Session => "cannot set up the new process".to_string(),
-        };
-        return Err(SpawnError {
-            exit: Exit::Code(status),
-            message: format!("{what}: {os} (exit status {status})"),
-            exec_failed: step == Step::Exec,
-        });
+    match read_exec_status(&status_r) {
+        Some((step, errno)) => Err(failed_step(program, launch.workdir, step, errno)),
+        None => Ok(Spawned { pid }),
     }
-    Ok(Spawned { pid })
+}
+
+/// A failure before any process existed.
+fn setup_error(program: &str, what: &str, e: &dyn std::fmt::Display) -> SpawnError {
+    SpawnError {
+        exit: Exit::Code(126),
+        message: format!("{program}: {what}: {e}"),
+        exec_failed: false,
+    }
+}
+
+/// What the child reported: the step that failed, in words, with the shell's status.
+fn failed_step(program: &str, workdir: Option<&Path>, step: Step, errno: i32) -> SpawnError {
+    let status = exec_failure_status(errno);
+    let os = std::io::Error::from_raw_os_error(errno);
+    let what = match step {
+        Step::Exec => format!("cannot execute {program:?}"),
+        Step::Workdir => format!(
+            "cannot change to its workdir {:?}",
+            workdir.unwrap_or(Path::new("")).display()
+        ),
+        Step::Identity => "cannot switch to its user and groups".to_string(),
+        Step::Rlimit => "cannot set its rlimits".to_string(),
+        Step::Stdio | Step::Session => "cannot set up the new process".to_string(),
+    };
+    SpawnError {
+        exit: Exit::Code(status),
+        message: format!("{what}: {os} (exit status {status})"),
+        exec_failed: step == Step::Exec,
+    }
+}
+
+/// The child's strings, NUL-terminated, built before it exists.
+struct CStrings {
+    argv: Vec<CString>,
+    candidates: Vec<CString>,
+    envp: Vec<CString>,
+    workdir: Option<CString>,
+}
+
+impl CStrings {
+    fn of(launch: &Launch<'_>) -> Result<Self, SpawnError> {
+        let cstring = |bytes: Vec<u8>| {
+            CString::new(bytes).map_err(|e| {
+                setup_error(&launch.argv[0], "a NUL byte in an argument or variable", &e)
+            })
+        };
+        let argv = launch
+            .argv
+            .iter()
+            .map(|a| cstring(a.clone().into_bytes()))
+            .collect::<Result<_, _>>()?;
+        let path_var = launch
+            .env
+            .iter()
+            .find(|(k, _)| k.as_bytes() == b"PATH")
+            .map(|(_, v)| v.as_bytes().to_vec());
+        let candidates = executable_candidates(&launch.argv[0], path_var.as_deref())
+            .into_iter()
+            .map(cstring)
+            .collect::<Result<Vec<_>, _>>()?;
+        let envp = launch
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                cstring(kv)
+            })
+            .collect::<Result<_, _>>()?;
+        let workdir = launch
+            .workdir
+            .map(|d| cstring(d.as_os_str().as_bytes().to_vec()))
+            .transpose()?;
+        Ok(CStrings {
+            argv,
+            candidates,
+            envp,
+            workdir,
+        })
+    }
+}
+
+/// The child's standard descriptors: stdin from `/dev/null`; stdout and stderr as asked
+/// (`None`: ctrlinit's own).
+struct Stdio {
+    stdin: OwnedFd,
+    stdout: Option<OwnedFd>,
+    stderr: Option<OwnedFd>,
+}
+
+impl Stdio {
+    fn open(program: &str, stdout: Output, stderr: Output) -> Result<Self, SpawnError> {
+        let null = || {
+            nix::fcntl::open(
+                "/dev/null",
+                OFlag::O_RDWR | OFlag::O_CLOEXEC,
+                nix::sys::stat::Mode::empty(),
+            )
+            .map_err(|e| setup_error(program, "cannot open /dev/null", &e))
+        };
+        let to_fd = |o: Output| -> Result<Option<OwnedFd>, SpawnError> {
+            match o {
+                Output::Inherit => Ok(None),
+                Output::Fd(fd) => Ok(Some(fd)),
+                Output::Null => null().map(Some),
+            }
+        };
+        Ok(Stdio {
+            stdin: null()?,
+            stdout: to_fd(stdout)?,
+            stderr: to_fd(stderr)?,
+        })
+    }
+
+    fn raw(&self) -> [libc::c_int; 3] {
+        [
+            self.stdin.as_raw_fd(),
+            self.stdout
+                .as_ref()
+                .map_or(libc::STDOUT_FILENO, |f| f.as_raw_fd()),
+            self.stderr
+                .as_ref()
+                .map_or(libc::STDERR_FILENO, |f| f.as_raw_fd()),
+        ]
+    }
 }
 
 /// Stack for the child until it execs (it only makes system calls, so little is needed).

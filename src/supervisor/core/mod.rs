@@ -40,8 +40,6 @@ use crate::config::graph::Graph;
 use crate::config::{Config, InitSettings};
 use crate::model::{Exit, ProgramId, State};
 use registry::Registry;
-use reload::PendingReload;
-use shutdown::Shutdown;
 
 /// How long to wait, after SIGKILL, for group members other than the leader (a process in
 /// uninterruptible sleep cannot die at once) before moving on without them.
@@ -210,6 +208,21 @@ pub enum Level {
     Warn,
     /// Something the operator must look at.
     Error,
+}
+
+/// A graceful stop of the whole container.
+#[derive(Debug, Clone, PartialEq)]
+struct Shutdown {
+    code: i32,
+    deadline: Instant,
+    killed: bool,
+    exit_sent: bool,
+}
+
+/// A reload waiting for removed and changed programs to stop.
+#[derive(Debug)]
+struct PendingReload {
+    config: Config,
 }
 
 /// All program state and the rules between programs.

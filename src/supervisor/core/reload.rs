@@ -6,17 +6,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Action, Core, Level};
+use super::{Action, Core, Level, PendingReload};
 use crate::config::graph::Graph;
 use crate::config::{Config, ProgramSpec};
 use crate::supervisor::notices;
 use crate::supervisor::program::{DownReason, Phase, Program, Target};
-
-/// A reload waiting for removed and changed programs to stop.
-#[derive(Debug)]
-pub(super) struct PendingReload {
-    config: Config,
-}
 
 /// Whether two specs run the same thing (where they were defined does not matter).
 fn same_spec(a: &ProgramSpec, b: &ProgramSpec) -> bool {

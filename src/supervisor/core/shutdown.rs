@@ -5,18 +5,9 @@ use std::time::Instant;
 
 use nix::sys::signal::Signal;
 
-use super::{Action, Core, KILL_GRACE, Level};
+use super::{Action, Core, KILL_GRACE, Level, Shutdown};
 use crate::supervisor::notices;
 use crate::supervisor::program::{After, DownReason, Phase, Stopping, Target};
-
-/// A graceful stop of the whole container.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Shutdown {
-    pub(super) code: i32,
-    pub(super) deadline: Instant,
-    pub(super) killed: bool,
-    exit_sent: bool,
-}
 
 impl Core {
     pub(super) fn main_ended(&mut self, i: usize, code: i32, now: Instant, acts: &mut Vec<Action>) {

@@ -1,0 +1,119 @@
+//! The `[init]` table: settings of the init itself.
+
+use std::path::PathBuf;
+
+use super::identity::resolve_group;
+use toml::de::DeTable;
+
+use super::reader::{Reader, Value, get};
+use super::spec::{ConsoleMode, InitSettings};
+
+const INIT_KEYS: &[&str] = &[
+    "stop_timeout",
+    "exit_code",
+    "log_dir",
+    "crash_dir",
+    "console",
+    "socket",
+    "socket_group",
+    "max_cores",
+    "max_reports",
+    "crash_max_size",
+    "log_level",
+];
+
+/// Reads `[init]`, recording errors; `None` when it held no usable table.
+pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSettings> {
+    let table = r.table(v, "init")?;
+    r.reject_unknown_keys(table, "init", INIT_KEYS);
+    let mut init = InitSettings::default();
+    if let Some(v) = get(table, "stop_timeout") {
+        init.stop_timeout = r
+            .duration(v, "init.stop_timeout")
+            .unwrap_or(init.stop_timeout);
+    }
+    if let Some(v) = get(table, "exit_code")
+        && let Some(n) = r.integer(v, "init.exit_code", 1..256)
+    {
+        init.exit_code = n as u8;
+    }
+    read_places(r, table, &mut init);
+    read_output(r, table, &mut init);
+    read_crash_limits(r, table, &mut init);
+    Some(init)
+}
+
+/// Where things go: `log_dir`, `crash_dir`, `socket`, `socket_group`.
+fn read_places(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSettings) {
+    let path = |r: &mut Reader<'_>, key: &str, default: &PathBuf| {
+        get(table, key).map_or_else(
+            || default.clone(),
+            |v| {
+                r.string(v, &format!("init.{key}"))
+                    .map_or_else(|| default.clone(), PathBuf::from)
+            },
+        )
+    };
+    init.log_dir = path(r, "log_dir", &init.log_dir);
+    init.crash_dir = path(r, "crash_dir", &init.crash_dir);
+    init.socket = path(r, "socket", &init.socket);
+    if let Some(v) = get(table, "socket_group") {
+        init.socket_group = r.string(v, "init.socket_group");
+        if let Some(g) = &init.socket_group
+            && resolve_group(g).is_none()
+        {
+            r.error(
+                &v.span(),
+                "init.socket_group",
+                format!("unknown group {g:?}"),
+                Some("name a group from /etc/group, or a numeric gid".into()),
+            );
+        }
+    }
+}
+
+/// What ctrlinit shows: `console`, `log_level`.
+fn read_output(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSettings) {
+    if let Some(v) = get(table, "console") {
+        let choices = [
+            ("prefix", ConsoleMode::Prefix),
+            ("json", ConsoleMode::Json),
+            ("plain", ConsoleMode::Plain),
+            ("off", ConsoleMode::Off),
+        ];
+        init.console = r
+            .choice(v, "init.console", &choices)
+            .unwrap_or(init.console);
+    }
+    if let Some(v) = get(table, "log_level") {
+        let choices = [
+            ("error", "error"),
+            ("warn", "warn"),
+            ("info", "info"),
+            ("debug", "debug"),
+            ("trace", "trace"),
+        ];
+        if let Some(level) = r.choice(v, "init.log_level", &choices) {
+            init.log_level = Some(level.to_string());
+        }
+    }
+}
+
+/// What the crash directory keeps: `max_cores`, `max_reports`, `crash_max_size`.
+fn read_crash_limits(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSettings) {
+    if let Some(v) = get(table, "max_cores") {
+        init.max_cores = r
+            .integer(v, "init.max_cores", 0..100_000)
+            .map_or(init.max_cores, |n| n as u32);
+    }
+    if let Some(v) = get(table, "max_reports") {
+        init.max_reports = r
+            .integer(v, "init.max_reports", 0..100_000)
+            .map_or(init.max_reports, |n| n as u32);
+    }
+    if let Some(v) = get(table, "crash_max_size") {
+        init.crash_max_size = r
+            .size(v, "init.crash_max_size")
+            .unwrap_or(init.crash_max_size);
+    }
+}

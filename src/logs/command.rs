@@ -1,0 +1,79 @@
+//! What the log thread is told, and which stream a line came from.
+
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::crash::CrashInfo;
+
+/// Which pipe a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream {
+    /// The program's stdout.
+    Stdout,
+    /// The program's stderr.
+    Stderr,
+    /// ctrlinit's own log.
+    Log,
+}
+
+impl Stream {
+    /// `stdout`, `stderr` or `log`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+            Stream::Log => "log",
+        }
+    }
+}
+
+/// What the log thread is asked to do.
+pub enum Command {
+    /// New settings (at start and after a reload).
+    Configure(Arc<Config>),
+    /// Read a freshly spawned process's pipes. `run` is `None` for a hook's output.
+    Attach {
+        /// Program name.
+        program: String,
+        /// The run, for drain tracking (crash reports wait for it).
+        run: Option<u64>,
+        /// Read end of its stdout pipe.
+        stdout: OwnedFd,
+        /// Read end of its stderr pipe.
+        stderr: OwnedFd,
+    },
+    /// A line of ctrlinit's own log.
+    Own {
+        /// `INFO`, `WARN` …
+        level: tracing::Level,
+        /// The message.
+        message: String,
+        /// When it happened (not when the log thread got to it).
+        at: std::time::SystemTime,
+    },
+    /// Reopen every log file (SIGUSR1).
+    Reopen,
+    /// Write a crash report once the run's pipes are drained.
+    Crash(Box<CrashInfo>),
+    /// The last lines of programs, formatted as on the console.
+    Tail {
+        /// Programs (all when empty).
+        programs: Vec<String>,
+        /// Lines per program.
+        lines: usize,
+        /// Each program's lines together (by name) instead of merged in time order.
+        by_program: bool,
+        /// Where the formatted lines go.
+        reply: tokio::sync::oneshot::Sender<Vec<u8>>,
+    },
+    /// Stream new lines of programs (all when empty) until the receiver is dropped.
+    Follow {
+        /// Programs (all when empty).
+        programs: Vec<String>,
+        /// Where formatted blocks go; a follower that cannot keep up misses lines.
+        tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+    },
+    /// Drain every pipe (bounded), flush, and stop.
+    Shutdown,
+}

@@ -1,0 +1,153 @@
+//! State of the log thread shared by its hub and its pumps (all on that one thread, so `Cell`
+//! and `RefCell` suffice): every program's sinks and ring, the console, the followers.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::Sender;
+use tokio::sync::watch;
+
+use super::command::Stream;
+use super::console::{format_block, prefix};
+use super::dirs::Dirs;
+use super::file::FileSink;
+use super::frame::Block;
+use super::ring::{RING_BYTES, Ring};
+use crate::config::{Config, ConsoleMode, LogSettings, StderrMode};
+
+/// Drain tracking for one run: how many of its pipes are still open.
+struct RunDrain {
+    open: usize,
+    done: watch::Sender<bool>,
+}
+
+/// One program's sinks.
+pub(super) struct ProgramLog {
+    pub(super) name: String,
+    pub(super) settings: Cell<LogSettings>,
+    pub(super) out_file: RefCell<Option<FileSink>>,
+    pub(super) err_file: RefCell<Option<FileSink>>,
+    pub(super) ring: RefCell<Ring>,
+    pub(super) prefixes: RefCell<(Vec<u8>, Vec<u8>)>,
+    runs: RefCell<HashMap<u64, RunDrain>>,
+}
+
+/// A `ctrlinit logs -f` client.
+pub(super) struct Follower {
+    pub(super) programs: Vec<String>,
+    pub(super) tx: Sender<Vec<u8>>,
+}
+
+/// State shared by the hub and its pumps (all on the log thread).
+pub(super) struct Shared {
+    pub(super) console: Sender<Vec<u8>>,
+    pub(super) mode: Cell<ConsoleMode>,
+    pub(super) width: Cell<usize>,
+    pub(super) dirs: Dirs,
+    pub(super) programs: RefCell<HashMap<String, Rc<ProgramLog>>>,
+    pub(super) own_file: RefCell<Option<FileSink>>,
+    pub(super) own_dropped: Cell<u64>,
+    pub(super) followers: RefCell<Vec<Follower>>,
+    pub(super) open_pipes: Cell<usize>,
+    pub(super) all_closed: watch::Sender<usize>,
+    pub(super) config: RefCell<Arc<Config>>,
+}
+
+impl ProgramLog {
+    /// A program's sinks, none open yet, with prefixes padded to `width`.
+    pub(super) fn new(name: &str, settings: LogSettings, width: usize) -> Self {
+        ProgramLog {
+            name: name.to_string(),
+            settings: Cell::new(settings),
+            out_file: RefCell::new(None),
+            err_file: RefCell::new(None),
+            ring: RefCell::new(Ring::new(RING_BYTES)),
+            prefixes: RefCell::new((
+                prefix(name, width, Stream::Stdout),
+                prefix(name, width, Stream::Stderr),
+            )),
+            runs: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Starts tracking the drain of run `run`'s two pipes.
+    pub(super) fn track_run(&self, run: u64) {
+        self.runs.borrow_mut().insert(
+            run,
+            RunDrain {
+                open: 2,
+                done: watch::channel(false).0,
+            },
+        );
+    }
+
+    /// A receiver that turns true once run `run`'s pipes are drained (`None`: already drained
+    /// or never tracked).
+    pub(super) fn drained(&self, run: u64) -> Option<watch::Receiver<bool>> {
+        self.runs.borrow().get(&run).map(|r| r.done.subscribe())
+    }
+}
+
+impl Shared {
+    /// A pump reached end of file.
+    pub(super) fn pipe_closed(&self, p: &ProgramLog, run: Option<u64>) {
+        self.open_pipes.set(self.open_pipes.get().saturating_sub(1));
+        self.all_closed.send_replace(self.open_pipes.get());
+        let Some(run) = run else { return };
+        let mut runs = p.runs.borrow_mut();
+        if let Some(r) = runs.get_mut(&run) {
+            r.open = r.open.saturating_sub(1);
+            if r.open == 0 {
+                r.done.send_replace(true);
+                runs.remove(&run);
+            }
+        }
+    }
+
+    /// Delivers a block read at `at_ms` to the files and the ring; appends its console and
+    /// follower forms.
+    pub(super) fn deliver(
+        &self,
+        p: &ProgramLog,
+        stream: Stream,
+        block: Block<'_>,
+        at_ms: u64,
+        console: &mut Vec<u8>,
+        follow: &mut Vec<u8>,
+    ) {
+        let settings = p.settings.get();
+        let separate = stream == Stream::Stderr && settings.stderr == StderrMode::Separate;
+        let file = if separate { &p.err_file } else { &p.out_file };
+        if let Some(f) = file.borrow_mut().as_mut() {
+            f.write_block(block);
+        }
+        p.ring
+            .borrow_mut()
+            .push_block(stream, block.data, block.terminated, at_ms);
+        let prefixes = p.prefixes.borrow();
+        let prefix = if stream == Stream::Stderr {
+            &prefixes.1
+        } else {
+            &prefixes.0
+        };
+        if settings.console {
+            format_block(self.mode.get(), prefix, &p.name, stream, block, console);
+        }
+        if !self.followers.borrow().is_empty() {
+            format_block(ConsoleMode::Prefix, prefix, &p.name, stream, block, follow);
+        }
+    }
+
+    /// Sends a pump's formatted output to its followers (never waiting for them).
+    pub(super) fn to_followers(&self, program: &str, buf: &[u8]) {
+        let mut followers = self.followers.borrow_mut();
+        followers.retain(|f| !f.tx.is_closed());
+        for f in followers.iter() {
+            if f.programs.is_empty() || f.programs.iter().any(|n| n == program) {
+                let _ = f.tx.try_send(buf.to_vec());
+            }
+        }
+    }
+}
