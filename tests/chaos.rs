@@ -1053,14 +1053,7 @@ impl Target {
 
     /// Runs a ctrlinit client command, as `Init::ctl` does.
     fn ctl(&self, args: &[&str]) -> (i32, String) {
-        let out = std::process::Command::new(bin())
-            .args(args)
-            .env("CTRLINIT_SOCKET", &self.socket)
-            .output()
-            .unwrap();
-        let mut text = String::from_utf8_lossy(&out.stdout).to_string();
-        text.push_str(&String::from_utf8_lossy(&out.stderr));
-        (out.status.code().unwrap_or(-1), text)
+        ctl_at(&self.socket, args)
     }
 }
 
@@ -1706,6 +1699,59 @@ fn crash_reports(dir: &Path, name: &str) -> usize {
 // ------------------------------------------------------------------------------------------------
 // The tests.
 
+/// One storm: the init under test, the chaos driving it, and what it shares with the background
+/// threads.
+struct Storm {
+    init: Init,
+    dir: PathBuf,
+    seed: u64,
+    chaos: Chaos,
+    /// `NAME=STATE` of every program in its wanted state.
+    wanted: Vec<String>,
+    req: Arc<Requests>,
+    quit: Arc<Gate>,
+    stopped: Stopped,
+}
+
+/// The background threads of a storm: the zombie sampler, the socket abuser, the SIGCONT
+/// scheduler.
+struct Background {
+    zombies: std::thread::JoinHandle<ZombieReport>,
+    abuse: std::thread::JoinHandle<AbuseReport>,
+    conts: std::thread::JoinHandle<u64>,
+}
+
+/// What the background threads saw.
+struct Seen {
+    zombies: ZombieReport,
+    abuse: AbuseReport,
+    conts_sent: u64,
+}
+
+/// How the timed chaos went: its length and ctrlinit's resource peaks.
+struct Peaks {
+    chaos_time: Duration,
+    /// Highest fd count and RSS in the warm-up round and the first quarter of the chaos.
+    warm: (usize, u64),
+    /// Highest in its second half.
+    late: (usize, u64),
+}
+
+/// The per-program counters checked against what the test did.
+struct Counters {
+    lines: Vec<String>,
+    /// Crash reports each program should have: (at least, at most).
+    expected_reports: BTreeMap<&'static str, (u64, u64)>,
+    restarts: u64,
+    forced: u64,
+}
+
+/// ctrlinit's resources at the end, quiet.
+struct Resources {
+    end_fds: usize,
+    end_rss: u64,
+}
+
 #[test]
 fn chaos_storm_keeps_every_invariant() {
     let seed = chaos_seed();
@@ -1713,13 +1759,39 @@ fn chaos_storm_keeps_every_invariant() {
     eprintln!(
         "chaos: seed {seed} (replay with CHAOS_SEED={seed}), {seconds} s of chaos (CHAOS_SECONDS)"
     );
+    let mut storm = bring_up(seed);
+    let background = start_background(&storm);
+    let peaks = run_storm(&mut storm, seconds);
+    let seen = stop_background(&storm, background);
+    settle(&mut storm);
+    let counters = check_counters(&mut storm);
+    let reports = check_crash_reports(&mut storm, &counters);
+    let resources = check_resources(&mut storm, &peaks);
+    check_liveness(&mut storm, &seen);
+    let (exit, logs) = stop_and_check_logs(&mut storm);
+    check_abuse_answers(&mut storm, &seen.abuse);
+    report(
+        &storm, &peaks, &seen, &counters, reports, &resources, exit, &logs,
+    );
+    let Storm { chaos, .. } = storm;
+    assert!(
+        chaos.failures.is_empty(),
+        "chaos seed {seed} (replay: CHAOS_SEED={seed} CHAOS_SECONDS={seconds}): {} invariants failed:\n{}",
+        chaos.failures.len(),
+        chaos.failures.join("\n")
+    );
+}
+
+/// Phase 1: ctrlinit up with every program in its wanted state, `manual` started by hand,
+/// `extra` added by a reload, and every program's ring full.
+fn bring_up(seed: u64) -> Storm {
     let builder = init().file("chaos.toml", &chaos_config());
     make_dirs(&builder.dir());
-    let mut init = builder.start();
+    let init = builder.start();
     let dir = init.dir().to_path_buf();
 
     // Everything autostarted up.
-    let mut wanted: Vec<String> = PROGS
+    let wanted: Vec<String> = PROGS
         .iter()
         .filter(|p| p.name != "manual")
         .map(|p| {
@@ -1800,15 +1872,35 @@ fn chaos_storm_keeps_every_invariant() {
             .collect::<Vec<_>>()
     );
 
-    let zombies = zombie_thread(init.pid, Arc::clone(&quit));
-    let abuse = abuse_thread(
-        init.socket.clone(),
+    Storm {
+        init,
+        dir,
         seed,
-        Arc::clone(&req),
-        Arc::clone(&quit),
-    );
-    let conts = cont_thread(Arc::clone(&stopped));
+        chaos,
+        wanted,
+        req,
+        quit,
+        stopped,
+    }
+}
 
+fn start_background(storm: &Storm) -> Background {
+    Background {
+        zombies: zombie_thread(storm.init.pid, Arc::clone(&storm.quit)),
+        abuse: abuse_thread(
+            storm.init.socket.clone(),
+            storm.seed,
+            Arc::clone(&storm.req),
+            Arc::clone(&storm.quit),
+        ),
+        conts: cont_thread(Arc::clone(&storm.stopped)),
+    }
+}
+
+/// Phase 2: the storm itself, a warm-up round then the timed chaos, sampling ctrlinit's
+/// resources.
+fn run_storm(storm: &mut Storm, seconds: u64) -> Peaks {
+    let (init, chaos, req) = (&storm.init, &mut storm.chaos, &storm.req);
     // The warm-up round, before the timed chaos: the peaks of concurrency ctrlinit will see (every
     // program killed at once, twice; every program stopped and started at once; reloads adding
     // and removing a program), so its heap reaches its working size (log pumps' read buffers,
@@ -1878,13 +1970,29 @@ fn chaos_storm_keeps_every_invariant() {
     }
     let chaos_time = started.elapsed();
 
-    // ---- The chaos stops. ----
-    quit.close();
-    let abuse = abuse.join().expect("abuse thread");
-    let zombies = zombies.join().expect("zombie thread");
-    stopped.finish();
-    let conts_sent = conts.join().expect("cont thread");
+    Peaks {
+        chaos_time,
+        warm: warm_peak,
+        late: late_peak,
+    }
+}
 
+fn stop_background(storm: &Storm, background: Background) -> Seen {
+    storm.quit.close();
+    let abuse = background.abuse.join().expect("abuse thread");
+    let zombies = background.zombies.join().expect("zombie thread");
+    storm.stopped.finish();
+    let conts_sent = background.conts.join().expect("cont thread");
+    Seen {
+        zombies,
+        abuse,
+        conts_sent,
+    }
+}
+
+/// Phase 3: every program back to its wanted state, healthy.
+fn settle(storm: &mut Storm) {
+    let (init, chaos, wanted) = (&storm.init, &mut storm.chaos, &mut storm.wanted);
     // Every program back to its wanted state: start what was stopped by hand (and `manual`).
     let st = chaos.status();
     let down: Vec<String> = st
@@ -1932,8 +2040,11 @@ fn chaos_storm_keeps_every_invariant() {
     if hcode != 0 {
         chaos.fail(format!("health --strict after the chaos: {hout}"));
     }
+}
 
-    // ---- Counters against what the test did. ----
+/// Phase 4: each program's restart counters against what the test did to it.
+fn check_counters(storm: &mut Storm) -> Counters {
+    let (chaos, dir) = (&mut storm.chaos, &storm.dir);
     let st = chaos.status();
     let by_name: HashMap<String, St> = st.iter().map(|s| (s.name.clone(), s.clone())).collect();
     let holder_exits = {
@@ -2042,23 +2153,34 @@ fn chaos_storm_keeps_every_invariant() {
         }
     }
 
-    // ---- Crash reports: one per SIGKILL the test sent to a main process (ctrlinit did not send
-    // it); none for `ctrlinit signal` or trigger exits. Reports are written off the restart path,
-    // so wait for them. ----
+    Counters {
+        lines: counter_lines,
+        expected_reports,
+        restarts: total_restarts,
+        forced: total_forced,
+    }
+}
+
+/// Phase 5: one crash report per SIGKILL the test sent to a main process (ctrlinit did not send
+/// it); none for `ctrlinit signal` or trigger exits. Reports are written off the restart path,
+/// so they are waited for. Returns how many there are.
+fn check_crash_reports(storm: &mut Storm, counters: &Counters) -> u64 {
+    let (chaos, dir) = (&mut storm.chaos, &storm.dir);
+    let expected_reports = &counters.expected_reports;
     let reports_ok = wait_until_soft(Duration::from_secs(30), || {
         expected_reports
             .iter()
-            .all(|(n, (lo, _))| crash_reports(&dir, n) as u64 >= *lo)
+            .all(|(n, (lo, _))| crash_reports(dir, n) as u64 >= *lo)
             .then_some(())
     });
     if reports_ok.is_none() {
         chaos.fail("crash reports still missing after 30 s".into());
     }
     let mut reports_total = 0;
-    for (n, (lo, hi)) in &expected_reports {
-        let got = crash_reports(&dir, n) as u64;
+    for (n, (lo, hi)) in expected_reports {
+        let got = crash_reports(dir, n) as u64;
         reports_total += got;
-        for odd in odd_crash_reports(&dir, n) {
+        for odd in odd_crash_reports(dir, n) {
             chaos.fail(format!("{n}: unexpected crash report {odd}"));
         }
         if got < *lo || got > *hi {
@@ -2073,16 +2195,21 @@ fn chaos_storm_keeps_every_invariant() {
         }
     }
 
-    // ---- ctrlinit's resources: the warm-up peak against the late peak and the end (quiet, the
-    // held connections gone). ----
-    let (warm_fds, warm_rss) = warm_peak;
+    reports_total
+}
+
+/// Phase 6: ctrlinit's resources, the warm-up peak against the late peak and the end (quiet, the
+/// held connections gone).
+fn check_resources(storm: &mut Storm, peaks: &Peaks) -> Resources {
+    let (init, chaos) = (&storm.init, &mut storm.chaos);
+    let (warm_fds, warm_rss) = peaks.warm;
     let end_fds = wait_until_soft(Duration::from_secs(15), || {
         let n = fd_count(init.pid);
         (n <= warm_fds + 10).then_some(n)
     })
     .unwrap_or_else(|| fd_count(init.pid));
     let end_rss = rss_kib(init.pid);
-    let (late_fds, late_rss) = late_peak;
+    let (_, late_rss) = peaks.late;
     // The late fd peak is not compared: it counts the abuse thread's held connections (up to 40).
     if end_fds > warm_fds + 10 {
         chaos.fail(format!(
@@ -2097,7 +2224,12 @@ fn chaos_storm_keeps_every_invariant() {
         }
     }
 
-    // ---- Alive, and every well-formed request answered. ----
+    Resources { end_fds, end_rss }
+}
+
+/// Phase 7: alive, every well-formed request answered, no reap missed, no panic.
+fn check_liveness(storm: &mut Storm, seen: &Seen) {
+    let (init, chaos, req) = (&storm.init, &mut storm.chaos, &storm.req);
     let alive = identify(init.pid).is_some_and(|(_, s, _, _)| s != 'Z');
     if !alive {
         chaos.fail("ctrlinit is not alive".into());
@@ -2111,14 +2243,18 @@ fn chaos_storm_keeps_every_invariant() {
             sent - answered_n
         ));
     }
-    for z in &zombies.missed {
+    for z in &seen.zombies.missed {
         chaos.fail(z.clone());
     }
     if init.output().contains("panicked") {
         chaos.fail("ctrlinit panicked (see its output)".into());
     }
+}
 
-    // ---- Graceful stop, then the logs (complete once every program has exited). ----
+/// Phase 8: a graceful stop, nothing left behind, then every program's log complete (once every
+/// program has exited). Returns ctrlinit's exit status and the log check.
+fn stop_and_check_logs(storm: &mut Storm) -> (i32, LogCheck) {
+    let (init, chaos, dir) = (&mut storm.init, &mut storm.chaos, &storm.dir);
     init.signal("TERM");
     let exit = init.wait_exit(Duration::from_secs(30));
     if exit != 0 {
@@ -2132,12 +2268,58 @@ fn chaos_storm_keeps_every_invariant() {
     }
     let mut names: Vec<&str> = PROGS.iter().map(|p| p.name).collect();
     names.push("extra");
-    let logs = check_logs(&dir, &names);
+    let logs = check_logs(dir, &names);
     for p in &logs.problems {
         chaos.fail(format!("logs: {p}"));
     }
 
-    // ---- The figures. ----
+    (exit, logs)
+}
+
+/// Every bad request that was sent whole got an error line back.
+fn check_abuse_answers(storm: &mut Storm, abuse: &AbuseReport) {
+    // Every bad request that was sent whole gets an error line back.
+    for (what, sent, answered) in [
+        ("garbage lines", abuse.garbage_lines, abuse.garbage_answered),
+        (
+            "oversized requests",
+            abuse.oversized,
+            abuse.oversized_answered,
+        ),
+        (
+            "wrong-version or unknown requests",
+            abuse.wrong_version,
+            abuse.wrong_version_answered,
+        ),
+    ] {
+        if answered != sent {
+            storm.chaos.fail(format!(
+                "{what}: {answered} of {sent} answered with an error"
+            ));
+        }
+    }
+}
+
+/// The figures, printed whatever the verdict.
+#[allow(clippy::too_many_arguments)]
+fn report(
+    storm: &Storm,
+    peaks: &Peaks,
+    seen: &Seen,
+    counters: &Counters,
+    reports_total: u64,
+    resources: &Resources,
+    exit: i32,
+    logs: &LogCheck,
+) {
+    let (chaos, req, seed) = (&storm.chaos, &storm.req, storm.seed);
+    let (abuse, zombies, conts_sent) = (&seen.abuse, &seen.zombies, seen.conts_sent);
+    let (chaos_time, (warm_fds, warm_rss), (late_fds, late_rss)) =
+        (peaks.chaos_time, peaks.warm, peaks.late);
+    let (end_fds, end_rss) = (resources.end_fds, resources.end_rss);
+    let (total_restarts, total_forced) = (counters.restarts, counters.forced);
+    let sent = req.sent.load(Relaxed);
+    let answered_n = req.answered.load(Relaxed);
     let kills: u64 = chaos.did.values().map(|d| d.kills).sum();
     let ctl_kills: u64 = chaos.did.values().map(|d| d.ctl_kills).sum();
     let grand: u64 = chaos.did.values().map(|d| d.grand_kills).sum();
@@ -2159,26 +2341,6 @@ fn chaos_storm_keeps_every_invariant() {
         chaos.reloads_ok, chaos.reloads_busy, chaos.reloads_invalid
     ));
     report.push_str(&format!("chaos: socket abuse: {abuse:?}\n"));
-    // Every bad request that was sent whole gets an error line back.
-    for (what, sent, answered) in [
-        ("garbage lines", abuse.garbage_lines, abuse.garbage_answered),
-        (
-            "oversized requests",
-            abuse.oversized,
-            abuse.oversized_answered,
-        ),
-        (
-            "wrong-version or unknown requests",
-            abuse.wrong_version,
-            abuse.wrong_version_answered,
-        ),
-    ] {
-        if answered != sent {
-            chaos.fail(format!(
-                "{what}: {answered} of {sent} answered with an error"
-            ));
-        }
-    }
     report.push_str(&format!(
         "chaos: requests: {answered_n} of {sent} well-formed requests answered ({} CLI, {} raw)\n",
         req.cli.load(Relaxed),
@@ -2196,7 +2358,7 @@ fn chaos_storm_keeps_every_invariant() {
     report.push_str(&format!(
         "chaos: restarts seen: {total_restarts} by policy, {total_forced} forced; per program:\n"
     ));
-    for l in &counter_lines {
+    for l in &counters.lines {
         report.push_str(l);
         report.push('\n');
     }
@@ -2226,12 +2388,6 @@ fn chaos_storm_keeps_every_invariant() {
         }
     ));
     eprint!("{report}");
-    assert!(
-        chaos.failures.is_empty(),
-        "chaos seed {seed} (replay: CHAOS_SEED={seed} CHAOS_SECONDS={seconds}): {} invariants failed:\n{}",
-        chaos.failures.len(),
-        chaos.failures.join("\n")
-    );
 }
 
 /// A program driven past its budget (max_restarts = 3: four runs) by the test's SIGKILLs: ctrlinit

@@ -9,37 +9,9 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-/// `status --json` as a list of objects.
-fn status(init: &Init) -> Vec<serde_json::Value> {
-    let (code, out) = init.ctl(&["status", "--json"]);
-    assert!(code == 0 || code == 3, "status --json exit {code}: {out}");
-    serde_json::from_str::<serde_json::Value>(&out)
-        .unwrap_or_else(|e| panic!("status --json is not JSON ({e}): {out}"))
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
-/// One program's entry of `status --json`.
-fn program(init: &Init, name: &str) -> serde_json::Value {
-    status(init)
-        .into_iter()
-        .find(|p| p["name"] == name)
-        .unwrap_or_else(|| panic!("{name} not in status"))
-}
-
 fn pid_of(init: &Init, name: &str) -> i64 {
-    program(init, name)["pid"]
-        .as_i64()
+    init.pid_of(name)
         .unwrap_or_else(|| panic!("{name} has no pid"))
-}
-
-/// Blocks (server side) until every `NAME=STATE` holds.
-fn wait_states(init: &Init, conditions: &[&str]) {
-    let mut args = vec!["status", "--timeout", "20s", "--wait"];
-    args.extend_from_slice(conditions);
-    let (code, out) = init.ctl(&args);
-    assert_eq!(code, 0, "status --wait {conditions:?}: {out}");
 }
 
 /// Waits for a child to exit, up to `timeout`; returns its code and when it was seen exiting.
@@ -101,7 +73,7 @@ depends_on = ["setup"]
             ),
         )
         .start();
-    wait_states(&init, &["web=running", "setup=completed", "worker=running"]);
+    init.wait_states(&["web=running", "setup=completed", "worker=running"]);
     // All up: exit 0, a table with a header and a row per program.
     let (code, out) = init.ctl(&["status"]);
     assert_eq!(code, 0, "{out}");
@@ -122,20 +94,20 @@ depends_on = ["setup"]
     assert_eq!(row("web")[1..3], ["service", "running"], "{out}");
     assert_eq!(row("setup")[1..3], ["oneshot", "completed"], "{out}");
     // JSON: a list of objects with name, state and pid (the pid the program sees as its own).
-    let list = status(&init);
+    let list = init.status_json();
     let names: Vec<&str> = list.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 3, "{list:?}");
     for name in ["web", "setup", "worker"] {
         assert!(names.contains(&name), "{names:?}");
     }
-    let web = program(&init, "web");
+    let web = init.program_json("web");
     assert_eq!(web["state"], "running");
     let ns_pid = web["pid"].as_i64().unwrap() as i32;
     assert!(
         host_pid(&init, ns_pid).is_some_and(alive),
         "web's pid {ns_pid} is not running"
     );
-    assert!(program(&init, "setup")["pid"].is_null());
+    assert!(init.program_json("setup")["pid"].is_null());
     // Names select programs.
     let (code, out) = init.ctl(&["status", "--json", "web"]);
     assert_eq!(code, 0);
@@ -154,8 +126,8 @@ depends_on = ["setup"]
     );
     let (code, _) = init.ctl(&["status", "--json"]);
     assert_eq!(code, 3);
-    assert_eq!(program(&init, "web")["state"], "stopped");
-    assert!(program(&init, "web")["pid"].is_null());
+    assert_eq!(init.program_json("web")["state"], "stopped");
+    assert!(init.program_json("web")["pid"].is_null());
     // Only the others: 0 again.
     let (code, out) = init.ctl(&["status", "setup", "worker"]);
     assert_eq!(code, 0, "{out}");
@@ -194,7 +166,7 @@ fn status_wait_returns_as_soon_as_the_state_holds_and_exits_1_on_timeout() {
             &format!("[program.late]\ncommand = {SLEEPER}\nautostart = false\n"),
         )
         .start();
-    wait_states(&init, &["late=stopped"]);
+    init.wait_states(&["late=stopped"]);
     let (mut waiter, _) =
         init.spawn_client(&["status", "--wait", "late=running", "--timeout", "20s"]);
     // It blocks while the state does not hold.
@@ -240,13 +212,13 @@ fn status_wait_returns_as_soon_as_the_state_holds_and_exits_1_on_timeout() {
 #[test]
 fn stop_stops_dependents_first_and_the_stopped_stay_stopped_uncounted() {
     let init = init().file("a.toml", &chain()).start();
-    wait_states(&init, &["a=running", "b=running", "c=running", "d=running"]);
+    init.wait_states(&["a=running", "b=running", "c=running", "d=running"]);
     let d_pid = pid_of(&init, "d");
     let (code, out) = init.ctl(&["stop", "a"]);
     assert_eq!(code, 0, "{out}");
     // The command returned once the change was applied.
     for name in ["a", "b", "c"] {
-        let p = program(&init, name);
+        let p = init.program_json(name);
         assert_eq!(p["state"], "stopped", "{p}");
         assert!(p["pid"].is_null(), "{p}");
         assert_eq!(p["stopped_by_hand"], true, "{p}");
@@ -274,7 +246,7 @@ fn stop_stops_dependents_first_and_the_stopped_stay_stopped_uncounted() {
     assert_eq!(code, 1, "a stopped program came back: {out}");
     // Not counted as a failure.
     for name in ["a", "b", "c"] {
-        let p = program(&init, name);
+        let p = init.program_json(name);
         assert_eq!(p["state"], "stopped", "{p}");
         assert_eq!(p["restarts"], 0, "{p}");
         assert_eq!(p["restarts_in_window"], 0, "{p}");
@@ -287,7 +259,7 @@ fn stop_stops_dependents_first_and_the_stopped_stay_stopped_uncounted() {
 #[test]
 fn stopping_a_dependency_says_which_dependents_it_stops() {
     let init = init().file("a.toml", &chain()).start();
-    wait_states(&init, &["a=running", "b=running", "c=running"]);
+    init.wait_states(&["a=running", "b=running", "c=running"]);
     let (code, out) = init.ctl(&["stop", "a"]);
     assert_eq!(code, 0, "{out}");
     // "stopping db stops what requires it first, saying so"
@@ -301,14 +273,14 @@ fn stopping_a_dependency_says_which_dependents_it_stops() {
 #[test]
 fn start_pulls_in_dependencies() {
     let init = init().file("a.toml", &chain()).start();
-    wait_states(&init, &["a=running", "b=running", "c=running"]);
+    init.wait_states(&["a=running", "b=running", "c=running"]);
     let (code, out) = init.ctl(&["stop", "a"]);
     assert_eq!(code, 0, "{out}");
     // Starting c brings b and a back, in dependency order; it returns once c runs.
     let (code, out) = init.ctl(&["start", "c"]);
     assert_eq!(code, 0, "{out}");
     for name in ["a", "b", "c"] {
-        let p = program(&init, name);
+        let p = init.program_json(name);
         assert_eq!(p["state"], "running", "{p}");
         assert_eq!(p["stopped_by_hand"], false, "{p}");
         assert_eq!(p["restarts"], 0, "by hand is not counted: {p}");
@@ -349,7 +321,7 @@ autostart = false
 "#,
         )
         .start();
-    wait_states(&init, &["broken=stopped", "slow=stopped"]);
+    init.wait_states(&["broken=stopped", "slow=stopped"]);
     let (code, out) = init.ctl(&["start", "broken", "--timeout", "15s"]);
     assert_eq!(code, 1, "{out}");
     assert!(
@@ -368,7 +340,7 @@ autostart = false
 #[test]
 fn restart_gives_new_pids_to_the_program_and_its_dependents() {
     let init = init().file("a.toml", &chain()).start();
-    wait_states(&init, &["a=running", "b=running", "c=running", "d=running"]);
+    init.wait_states(&["a=running", "b=running", "c=running", "d=running"]);
     let before: Vec<i64> = ["a", "b", "c", "d"]
         .iter()
         .map(|n| pid_of(&init, n))
@@ -382,7 +354,7 @@ fn restart_gives_new_pids_to_the_program_and_its_dependents() {
         .collect();
     for (i, name) in ["a", "b", "c"].iter().enumerate() {
         assert_ne!(before[i], after[i], "{name} kept its pid");
-        let p = program(&init, name);
+        let p = init.program_json(name);
         assert_eq!(p["state"], "running");
         assert_eq!(p["restarts"], 0, "by hand is not counted: {p}");
     }
@@ -408,7 +380,7 @@ ready = { file = "{dir}/hup.ready", interval = "10ms" }
 "#,
         )
         .start();
-    wait_states(&init, &["hup=running"]);
+    init.wait_states(&["hup=running"]);
     let pid = pid_of(&init, "hup");
     let (code, out) = init.ctl(&["signal", "HUP", "hup"]);
     assert_eq!(code, 0, "{out}");
@@ -549,7 +521,7 @@ fn events_stream_state_changes() {
             &format!("[program.a]\ncommand = {SLEEPER}\n\n[program.ping]\ncommand = {SLEEPER}\n"),
         )
         .start();
-    wait_states(&init, &["a=running", "ping=running"]);
+    init.wait_states(&["a=running", "ping=running"]);
     let (mut client, lines) = init.spawn_client(&["events", "--json"]);
     // Until the stream shows something, it may not be subscribed yet: poke with restarts.
     let deadline = Instant::now() + DEADLINE;
@@ -636,7 +608,7 @@ autostart = false
             ),
         )
         .start();
-    wait_states(&init, &["fine=running", "setup=completed", "flaky=backoff"]);
+    init.wait_states(&["fine=running", "setup=completed", "flaky=backoff"]);
     // A crashing service in backoff: unhealthy, one line naming it.
     let (code, out) = init.ctl(&["health"]);
     assert_eq!(code, 1, "{out}");
@@ -688,7 +660,7 @@ ready = { file = "{dir}/svc.ready", interval = "10ms" }
 "#,
         )
         .start();
-    wait_states(&init, &["svc=running"]);
+    init.wait_states(&["svc=running"]);
     let (code, out) = init.ctl(&["shutdown"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(init.wait_exit(DEADLINE), 0);
@@ -705,7 +677,7 @@ ready = { file = "{dir}/svc.ready", interval = "10ms" }
 #[test]
 fn graph_shows_edges_in_dot_and_mermaid_live_and_from_config() {
     let init = init().file("a.toml", &chain()).start();
-    wait_states(&init, &["a=running", "b=running", "c=running", "d=running"]);
+    init.wait_states(&["a=running", "b=running", "c=running", "d=running"]);
     let (code, dot) = init.ctl(&["graph", "--format", "dot"]);
     assert_eq!(code, 0, "{dot}");
     assert!(dot.trim_start().starts_with("digraph"), "{dot}");
@@ -750,7 +722,7 @@ fn graph_shows_edges_in_dot_and_mermaid_live_and_from_config() {
 #[test]
 fn unknown_programs_are_exit_2_with_the_known_names() {
     let init = init().file("a.toml", &chain()).start();
-    wait_states(&init, &["a=running"]);
+    init.wait_states(&["a=running"]);
     for args in [
         &["status", "ghost"][..],
         &["start", "ghost"],
@@ -777,6 +749,6 @@ fn unknown_programs_are_exit_2_with_the_known_names() {
     }
     // Nothing was touched.
     for name in ["a", "b", "c", "d"] {
-        assert_eq!(program(&init, name)["state"], "running");
+        assert_eq!(init.program_json(name)["state"], "running");
     }
 }

@@ -94,7 +94,11 @@ fn children_start_with_an_empty_signal_mask_and_default_dispositions() {
         fds
     };
     let only_stdio = wait_until_soft(DEADLINE, || (fds() == ["0", "1", "2"]).then_some(()));
-    assert!(only_stdio.is_some(), "descriptors beyond stdio: {:?}", fds());
+    assert!(
+        only_stdio.is_some(),
+        "descriptors beyond stdio: {:?}",
+        fds()
+    );
     let stdin = std::fs::read_link(format!("/proc/{pid}/fd/0")).unwrap();
     assert_eq!(stdin, std::path::Path::new("/dev/null"));
 }

@@ -6,40 +6,6 @@ mod common;
 
 use common::*;
 
-fn status(init: &Init) -> Vec<serde_json::Value> {
-    let (code, out) = init.ctl(&["status", "--json"]);
-    assert!(code == 0 || code == 3, "status --json exit {code}: {out}");
-    serde_json::from_str::<serde_json::Value>(&out)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
-fn names(init: &Init) -> Vec<String> {
-    let mut v: Vec<String> = status(init)
-        .iter()
-        .map(|p| p["name"].as_str().unwrap().to_string())
-        .collect();
-    v.sort();
-    v
-}
-
-fn pid_of(init: &Init, name: &str) -> Option<i64> {
-    status(init)
-        .into_iter()
-        .find(|p| p["name"] == name)?
-        .get("pid")?
-        .as_i64()
-}
-
-fn wait_states(init: &Init, conditions: &[&str]) {
-    let mut args = vec!["status", "--timeout", "20s", "--wait"];
-    args.extend_from_slice(conditions);
-    let (code, out) = init.ctl(&args);
-    assert_eq!(code, 0, "status --wait {conditions:?}: {out}");
-}
-
 fn write_conf(init: &Init, file: &str, text: &str) {
     let dir = init.dir().to_str().unwrap().to_string();
     std::fs::write(
@@ -51,7 +17,7 @@ fn write_conf(init: &Init, file: &str, text: &str) {
 
 /// Host pid of a program's process (for checking it is gone).
 fn host(init: &Init, name: &str) -> i32 {
-    let ns = pid_of(init, name).unwrap() as i32;
+    let ns = init.pid_of(name).unwrap() as i32;
     host_pid(init, ns).unwrap()
 }
 
@@ -108,9 +74,9 @@ fn check_every_error_reported(text: &str) {
 #[test]
 fn reload_adds_removes_changes_and_leaves_the_unchanged_alone() {
     let init = init().file("a.toml", BEFORE).start();
-    wait_states(&init, &["keep=running", "change=running", "gone=running"]);
-    let keep = pid_of(&init, "keep").unwrap();
-    let change = pid_of(&init, "change").unwrap();
+    init.wait_states(&["keep=running", "change=running", "gone=running"]);
+    let keep = init.pid_of("keep").unwrap();
+    let change = init.pid_of("change").unwrap();
     let gone_host = host(&init, "gone");
     write_conf(&init, "a.toml", AFTER);
     let (code, out) = init.ctl(&["reload"]);
@@ -120,17 +86,17 @@ fn reload_adds_removes_changes_and_leaves_the_unchanged_alone() {
         "{out}"
     );
     wait_until("the reload to be applied", DEADLINE, || {
-        let s = status(&init);
+        let s = init.status_json();
         let running = |n: &str| s.iter().any(|p| p["name"] == n && p["state"] == "running");
         (running("added")
             && running("change")
-            && pid_of(&init, "change") != Some(change)
+            && init.pid_of("change") != Some(change)
             && !s.iter().any(|p| p["name"] == "gone"))
         .then_some(())
     });
-    assert_eq!(names(&init), vec!["added", "change", "keep"]);
-    assert_eq!(pid_of(&init, "keep"), Some(keep), "unchanged keeps its pid");
-    assert_ne!(pid_of(&init, "change"), Some(change), "changed restarts");
+    assert_eq!(init.program_names(), vec!["added", "change", "keep"]);
+    assert_eq!(init.pid_of("keep"), Some(keep), "unchanged keeps its pid");
+    assert_ne!(init.pid_of("change"), Some(change), "changed restarts");
     // The removed program was stopped gracefully, and is gone.
     assert_eq!(wait_for_lines_in(&init.dir().join("gone"), 1), vec!["term"]);
     wait_until("gone's process to go", DEADLINE, || {
@@ -141,21 +107,21 @@ fn reload_adds_removes_changes_and_leaves_the_unchanged_alone() {
     // A reload with nothing changed changes nothing.
     let (code, out) = init.ctl(&["reload"]);
     assert_eq!(code, 0, "{out}");
-    let added = pid_of(&init, "added");
-    let change2 = pid_of(&init, "change");
-    wait_states(&init, &["keep=running", "change=running", "added=running"]);
-    assert_eq!(pid_of(&init, "keep"), Some(keep));
-    assert_eq!(pid_of(&init, "change"), change2);
-    assert_eq!(pid_of(&init, "added"), added);
+    let added = init.pid_of("added");
+    let change2 = init.pid_of("change");
+    init.wait_states(&["keep=running", "change=running", "added=running"]);
+    assert_eq!(init.pid_of("keep"), Some(keep));
+    assert_eq!(init.pid_of("change"), change2);
+    assert_eq!(init.pid_of("added"), added);
 }
 
 #[test]
 fn an_invalid_reload_keeps_the_old_config_and_reports_every_error() {
     let init = init().file("a.toml", BEFORE).start();
-    wait_states(&init, &["keep=running", "change=running", "gone=running"]);
+    init.wait_states(&["keep=running", "change=running", "gone=running"]);
     let pids: Vec<Option<i64>> = ["keep", "change", "gone"]
         .iter()
-        .map(|n| pid_of(&init, n))
+        .map(|n| init.pid_of(n))
         .collect();
     // The valid part would change things; the broken file must stop all of it.
     write_conf(&init, "a.toml", AFTER);
@@ -164,10 +130,10 @@ fn an_invalid_reload_keeps_the_old_config_and_reports_every_error() {
     assert_eq!(code, 1, "{out}");
     check_every_error_reported(&out);
     // Nothing changed: same programs, same pids, all running.
-    assert_eq!(names(&init), vec!["change", "gone", "keep"]);
+    assert_eq!(init.program_names(), vec!["change", "gone", "keep"]);
     let now: Vec<Option<i64>> = ["keep", "change", "gone"]
         .iter()
-        .map(|n| pid_of(&init, n))
+        .map(|n| init.pid_of(n))
         .collect();
     assert_eq!(now, pids);
     let (code, out) = init.ctl(&["status"]);
@@ -178,20 +144,20 @@ fn an_invalid_reload_keeps_the_old_config_and_reports_every_error() {
     assert_eq!(code, 0, "{out}");
     // Applied once what is removed or changed has stopped.
     wait_until("added to run", DEADLINE, || {
-        status(&init)
+        init.status_json()
             .iter()
             .any(|p| p["name"] == "added" && p["state"] == "running")
             .then_some(())
     });
-    assert_eq!(pid_of(&init, "keep"), pids[0]);
+    assert_eq!(init.pid_of("keep"), pids[0]);
 }
 
 #[test]
 fn sighup_reloads_like_the_command() {
     let init = init().file("a.toml", BEFORE).start();
-    wait_states(&init, &["keep=running", "change=running", "gone=running"]);
-    let keep = pid_of(&init, "keep").unwrap();
-    let change = pid_of(&init, "change").unwrap();
+    init.wait_states(&["keep=running", "change=running", "gone=running"]);
+    let keep = init.pid_of("keep").unwrap();
+    let change = init.pid_of("change").unwrap();
     // Invalid first: refused, every error in ctrlinit's log, nothing changes.
     write_conf(&init, "a.toml", AFTER);
     break_config(&init);
@@ -205,22 +171,22 @@ fn sighup_reloads_like_the_command() {
     // On the console too (its lines are read as they come: wait for the last error).
     init.wait_for_line("nowhere");
     check_every_error_reported(&init.output());
-    assert_eq!(names(&init), vec!["change", "gone", "keep"]);
-    assert_eq!(pid_of(&init, "change"), Some(change));
+    assert_eq!(init.program_names(), vec!["change", "gone", "keep"]);
+    assert_eq!(init.pid_of("change"), Some(change));
     // Valid: applied as `reload` would.
     std::fs::remove_file(init.dir().join("conf.d/z-broken.toml")).unwrap();
     init.signal("HUP");
     wait_until("the SIGHUP reload to be applied", DEADLINE, || {
-        let s = status(&init);
+        let s = init.status_json();
         let running = |n: &str| s.iter().any(|p| p["name"] == n && p["state"] == "running");
         (running("added")
             && running("change")
-            && pid_of(&init, "change") != Some(change)
+            && init.pid_of("change") != Some(change)
             && !s.iter().any(|p| p["name"] == "gone"))
         .then_some(())
     });
-    assert_eq!(names(&init), vec!["added", "change", "keep"]);
-    assert_eq!(pid_of(&init, "keep"), Some(keep));
+    assert_eq!(init.program_names(), vec!["added", "change", "keep"]);
+    assert_eq!(init.pid_of("keep"), Some(keep));
     assert_eq!(wait_for_lines_in(&init.dir().join("gone"), 1), vec!["term"]);
 }
 
@@ -242,12 +208,12 @@ command = ["/bin/sleep", "1000"]
 "#,
         )
         .start();
-    wait_states(&init, &["db=running", "api=running", "other=running"]);
+    init.wait_states(&["db=running", "api=running", "other=running"]);
     assert_eq!(
         wait_for_lines_in(&init.dir().join("order"), 2),
         vec!["db-v1", "api"]
     );
-    let other = pid_of(&init, "other");
+    let other = init.pid_of("other");
     write_conf(
         &init,
         "a.toml",
@@ -267,7 +233,7 @@ command = ["/bin/sleep", "1000"]
     assert_eq!(code, 0, "{out}");
     let order = wait_for_lines_in(&init.dir().join("order"), 3);
     assert_eq!(order[2], "db-v2", "{order:?}");
-    wait_states(&init, &["db=running", "api=running"]);
+    init.wait_states(&["db=running", "api=running"]);
     // Whether api restarts or not, it never runs against a stopped db: if it restarted, it
     // started after the new db.
     let order = file_lines(&init.dir().join("order"));
@@ -275,13 +241,13 @@ command = ["/bin/sleep", "1000"]
         order.len() <= 4 && (order.len() == 3 || order[3] == "api"),
         "{order:?}"
     );
-    assert_eq!(pid_of(&init, "other"), other);
+    assert_eq!(init.pid_of("other"), other);
 }
 
 #[test]
 fn a_reload_says_which_init_settings_wait_for_the_next_start() {
     let init = init().file("a.toml", BEFORE).start();
-    wait_states(&init, &["keep=running"]);
+    init.wait_states(&["keep=running"]);
     write_conf(&init, "0-init.toml", "[init]\nsocket_group = \"root\"\n");
     let (code, out) = init.ctl(&["reload"]);
     assert_eq!(code, 0, "{out}");
@@ -290,4 +256,46 @@ fn a_reload_says_which_init_settings_wait_for_the_next_start() {
         "{out}"
     );
     assert!(!out.contains("log_dir"), "{out}");
+}
+
+/// A readiness check in flight belongs to its program, not to a position in a list: a reload that
+/// changes another program leaves it running, and it passes once (issue 12).
+#[test]
+fn a_reload_of_another_program_leaves_a_readiness_check_in_flight_running() {
+    // `slow`'s check counts its runs, then holds until the test says `go`.
+    let slow = r#"
+[program.slow]
+command = ["/bin/sleep", "1000"]
+ready = { exec = ["/bin/sh", "-c", "echo run >> {dir}/checks; while [ ! -e {dir}/go ]; do sleep 0.02; done"], interval = "50ms" }
+ready_timeout = "60s"
+"#;
+    let init = init()
+        .file("a.toml", slow)
+        .file(
+            "b.toml",
+            "[program.other]\ncommand = [\"/bin/sleep\", \"1000\"]\n",
+        )
+        .start();
+    init.wait_states(&["other=running", "slow=starting"]);
+    wait_for_lines_in(&init.dir().join("checks"), 1);
+    let other = init.pid_of("other").unwrap();
+    write_conf(
+        &init,
+        "b.toml",
+        "[program.other]\ncommand = [\"/bin/sleep\", \"1001\"]\n",
+    );
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("changed other"), "{out}");
+    wait_until("other to restart with its new command", DEADLINE, || {
+        init.pid_of("other").filter(|&p| p != other)
+    });
+    assert_eq!(init.program_json("slow")["state"], "starting");
+    std::fs::write(init.dir().join("go"), "").unwrap();
+    init.wait_states(&["slow=running"]);
+    assert_eq!(
+        file_lines(&init.dir().join("checks")),
+        vec!["run"],
+        "the check in flight went on across the reload, not started again"
+    );
 }

@@ -409,21 +409,7 @@ impl Init {
 
     /// Host pids of every process in ctrlinit's PID namespace except ctrlinit itself.
     pub fn namespace_pids(&self) -> Vec<i32> {
-        let Ok(ns) = std::fs::read_link(format!("/proc/{}/ns/pid", self.pid)) else {
-            return Vec::new();
-        };
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|&p| p != self.pid)
-            .filter(|p| {
-                std::fs::read_link(format!("/proc/{p}/ns/pid"))
-                    .ok()
-                    .as_ref()
-                    == Some(&ns)
-            })
-            .collect()
+        pids_in_namespace_of(self.pid)
     }
 
     /// Zombies among the namespace's processes.
@@ -436,14 +422,7 @@ impl Init {
 
     /// Runs a ctrlinit client command against this init's socket; returns (exit code, stdout+stderr).
     pub fn ctl(&self, args: &[&str]) -> (i32, String) {
-        let out = Command::new(bin())
-            .args(args)
-            .env("CTRLINIT_SOCKET", &self.socket)
-            .output()
-            .unwrap();
-        let mut text = String::from_utf8_lossy(&out.stdout).to_string();
-        text.push_str(&String::from_utf8_lossy(&out.stderr));
-        (out.status.code().unwrap_or(-1), text)
+        ctl_at(&self.socket, args)
     }
 }
 
@@ -462,6 +441,19 @@ impl Drop for Init {
             );
         }
     }
+}
+
+/// Runs a ctrlinit client command against the init at `socket`; returns (exit code,
+/// stdout+stderr).
+pub fn ctl_at(socket: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(bin())
+        .args(args)
+        .env("CTRLINIT_SOCKET", socket)
+        .output()
+        .unwrap();
+    let mut text = String::from_utf8_lossy(&out.stdout).to_string();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
 }
 
 /// The state letter of a process (`R`, `S`, `Z` …) from `/proc/PID/stat`.
@@ -668,6 +660,53 @@ pub fn file_lines(path: &Path) -> Vec<String> {
 }
 
 impl Init {
+    /// `status --json` as a list of program objects (exit 0 or 3 expected).
+    pub fn status_json(&self) -> Vec<serde_json::Value> {
+        let (code, out) = self.ctl(&["status", "--json"]);
+        assert!(code == 0 || code == 3, "status --json exit {code}: {out}");
+        serde_json::from_str::<serde_json::Value>(&out)
+            .unwrap_or_else(|e| panic!("status --json is not JSON ({e}): {out}"))
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    /// One program's entry of `status --json`.
+    pub fn program_json(&self, name: &str) -> serde_json::Value {
+        self.status_json()
+            .into_iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in status"))
+    }
+
+    /// The names `status --json` lists, sorted.
+    pub fn program_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .status_json()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A program's pid as `status --json` shows it (its namespace pid), if it runs.
+    pub fn pid_of(&self, name: &str) -> Option<i64> {
+        self.status_json()
+            .into_iter()
+            .find(|p| p["name"] == name)?
+            .get("pid")?
+            .as_i64()
+    }
+
+    /// Blocks (server side) until every `NAME=STATE` holds, or fails the test.
+    pub fn wait_states(&self, conditions: &[&str]) {
+        let mut args = vec!["status", "--timeout", "20s", "--wait"];
+        args.extend_from_slice(conditions);
+        let (code, out) = self.ctl(&args);
+        assert_eq!(code, 0, "status --wait {conditions:?}: {out}");
+    }
+
     /// Starts a client command (`events`, `logs -f` …) against this init in the background;
     /// its stdout lines arrive on the receiver as they are printed.
     pub fn spawn_client(&self, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>) {

@@ -472,6 +472,12 @@ impl Core {
         if from == to {
             return;
         }
+        // Debug builds (the tests, the chaos suite) hold the code to the documented table.
+        debug_assert!(
+            super::transitions::allowed(from, to),
+            "{}: {from} -> {to} is not in supervisor::transitions::ALLOWED",
+            p.name()
+        );
         let message = notices::transition(p.name(), from, to, &why);
         self.notice(Some(i), level, Some((from, to)), message, acts);
     }
