@@ -69,7 +69,7 @@ pub fn with_implicit_run(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsS
     args
 }
 
-/// Subcommands.
+/// The subcommands; each client command talks to the running init over its socket.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the init (the default).
@@ -112,7 +112,7 @@ pub enum Command {
     Signal {
         /// Signal name: SIGHUP, HUP, USR1 …
         signal: String,
-        /// Programs.
+        /// Programs to signal.
         #[arg(required = true)]
         names: Vec<String>,
     },
@@ -158,7 +158,7 @@ pub enum Command {
 /// Arguments of start, stop and restart.
 #[derive(Debug, clap::Args)]
 pub struct ChangeArgs {
-    /// Programs.
+    /// Programs to change.
     #[arg(required_unless_present = "all")]
     pub names: Vec<String>,
     /// Every program.

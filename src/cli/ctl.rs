@@ -12,7 +12,7 @@ use crate::api::client::{Client, ClientError};
 use crate::model::State;
 use crate::model::protocol::{Condition, ErrorKind, EventRecord, ProgramStatus, Request, Response};
 
-/// Success.
+/// The command did what it was asked.
 pub const EXIT_OK: u8 = 0;
 /// A command failed or timed out.
 pub const EXIT_FAILED: u8 = 1;

@@ -311,7 +311,7 @@ impl<'a> Reader<'a> {
         None
     }
 
-    /// A table.
+    /// A table (or an error naming the type found).
     pub(super) fn table<'t, 'i>(&mut self, v: &'t Value<'i>, key: &str) -> Option<&'t DeTable<'i>> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),

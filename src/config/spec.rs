@@ -111,7 +111,7 @@ pub enum RestartPolicy {
     Always,
     /// Only when the exit is not one of `success_codes`.
     OnFailure,
-    /// Never.
+    /// Never: one run only.
     Never,
 }
 
@@ -212,7 +212,7 @@ impl Default for Backoff {
 /// A resource limit a program is started with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RlimitSetting {
-    /// Which limit.
+    /// Which limit (`RLIMIT_NOFILE` …).
     pub resource: nix::sys::resource::Resource,
     /// Soft and hard value; `None` is unlimited.
     pub value: Option<u64>,
@@ -291,7 +291,7 @@ pub struct ProgramSpec {
     pub ready: Option<ReadyCheck>,
     /// How long a start may take to become ready.
     pub ready_timeout: Duration,
-    /// Restart policy.
+    /// When it is restarted after its main process ends.
     pub restart: RestartPolicy,
     /// Exit codes that count as success.
     pub success_codes: Vec<i32>,
@@ -311,7 +311,7 @@ pub struct ProgramSpec {
     pub stop_timeout: Duration,
     /// Identity to run as.
     pub run_as: RunAs,
-    /// Working directory.
+    /// Where it runs (the directory it changes to before exec).
     pub workdir: Option<PathBuf>,
     /// Added environment (after `env_file`).
     pub env: Vec<(String, String)>,
@@ -319,7 +319,7 @@ pub struct ProgramSpec {
     pub env_file: Option<PathBuf>,
     /// File mode creation mask.
     pub umask: Option<u32>,
-    /// Resource limits.
+    /// Resource limits it starts with (soft and hard).
     pub rlimits: Vec<RlimitSetting>,
     /// Log routing.
     pub log: LogSettings,

@@ -30,7 +30,7 @@ pub struct CrashInfo {
     pub pid: i32,
     /// Its run (to wait for its pipes).
     pub run: u64,
-    /// argv.
+    /// The command it ran (argv).
     pub command: Vec<String>,
     /// How it ended.
     pub exit: Exit,

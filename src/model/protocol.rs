@@ -30,15 +30,15 @@ pub enum Request {
     Wait {
         /// Conditions, all of which must hold at once.
         conditions: Vec<Condition>,
-        /// Deadline.
+        /// How long the server waits for them, in milliseconds.
         timeout_ms: u64,
     },
     /// Start programs (with what they need).
     Start {
-        /// Programs.
+        /// Programs to start (with `all`, ignored).
         #[serde(default)]
         names: Vec<String>,
-        /// Every program.
+        /// Start every program.
         #[serde(default)]
         all: bool,
         /// How long to wait for the change to be applied.
@@ -46,10 +46,10 @@ pub enum Request {
     },
     /// Stop programs (after what requires them).
     Stop {
-        /// Programs.
+        /// Programs to stop (with `all`, ignored).
         #[serde(default)]
         names: Vec<String>,
-        /// Every program.
+        /// Stop every program.
         #[serde(default)]
         all: bool,
         /// How long to wait for the change to be applied.
@@ -57,10 +57,10 @@ pub enum Request {
     },
     /// Restart programs and what requires them.
     Restart {
-        /// Programs.
+        /// Programs to restart (with `all`, ignored).
         #[serde(default)]
         names: Vec<String>,
-        /// Every program.
+        /// Restart every program.
         #[serde(default)]
         all: bool,
         /// How long to wait for the change to be applied.
@@ -70,7 +70,7 @@ pub enum Request {
     Signal {
         /// Signal name such as `SIGHUP`.
         signal: String,
-        /// Programs.
+        /// Programs whose process groups get it.
         names: Vec<String>,
     },
     /// Last lines from the in-memory rings, then (with `follow`) live output.
@@ -120,12 +120,12 @@ pub struct ExitInfo {
 /// One program as `status` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProgramStatus {
-    /// Name.
+    /// Program name, as in its `[program.NAME]` table.
     pub name: String,
     /// `service` or `oneshot`.
     #[serde(rename = "type")]
     pub kind: String,
-    /// Public state.
+    /// Its state, in the lowercase vocabulary.
     pub state: State,
     /// Main process, while it runs.
     pub pid: Option<i32>,
@@ -141,7 +141,7 @@ pub struct ProgramStatus {
     pub restarts: u64,
     /// Restarts within the current window.
     pub restarts_in_window: u32,
-    /// The budget.
+    /// Restarts allowed within the window (`max_restarts`).
     pub max_restarts: u32,
     /// Restarts forced by a dependency or by hand (not counted against the budget).
     pub forced_restarts: u64,
@@ -242,7 +242,7 @@ pub enum Response {
     },
     /// The dependency graph.
     Graph {
-        /// Nodes.
+        /// Every program, in configuration order.
         programs: Vec<GraphNode>,
     },
     /// The request failed.

@@ -43,7 +43,7 @@ pub struct Launch<'a> {
     pub env: Vec<(OsString, OsString)>,
     /// Working directory.
     pub workdir: Option<&'a Path>,
-    /// Identity.
+    /// Who it runs as: user, group, supplementary groups.
     pub run_as: &'a RunAs,
     /// File mode creation mask.
     pub umask: Option<u32>,
@@ -51,9 +51,9 @@ pub struct Launch<'a> {
     pub rlimits: &'a [RlimitSetting],
     /// `Some(true)`: RLIMIT_CORE unlimited; `Some(false)`: 0; `None`: inherited.
     pub core_dumps: Option<bool>,
-    /// stdout.
+    /// Where its stdout goes.
     pub stdout: Output,
-    /// stderr.
+    /// Where its stderr goes.
     pub stderr: Output,
 }
 

@@ -68,7 +68,7 @@ pub enum Control {
         /// Answer: what was sent to whom.
         reply: oneshot::Sender<Answer<String>>,
     },
-    /// Health verdict.
+    /// Whether every program is in its wanted state.
     Health {
         /// Count programs stopped by hand too.
         strict: bool,
@@ -80,7 +80,7 @@ pub enum Control {
         /// Answer: the reload's summary.
         reply: oneshot::Sender<Answer<String>>,
     },
-    /// Graceful shutdown.
+    /// Stop the container as SIGTERM would.
     Shutdown {
         /// Answer, once decided.
         reply: oneshot::Sender<String>,

@@ -147,7 +147,7 @@ pub enum Action {
     Signal {
         /// Process group.
         pgid: i32,
-        /// Signal.
+        /// The signal; SIGCONT follows it.
         signal: Signal,
     },
     /// Run the program's `finish` hook; answer with `FinishSpawned` or `FinishFailed`.
@@ -189,7 +189,7 @@ pub enum Action {
 pub struct Notice {
     /// The program it is about, if any.
     pub program: Option<String>,
-    /// Severity.
+    /// How loud: the log level, and whether `events` hears it.
     pub level: Level,
     /// Old and new public state, when it changed.
     pub transition: Option<(State, State)>,
