@@ -79,6 +79,7 @@ fn bench(c: &mut Criterion) {
                     pid: black_box(999_999),
                     exit: Exit::Code(0),
                     group_empty: true,
+                    oom_killed: false,
                 },
                 t0,
             ))
@@ -103,6 +104,7 @@ fn bench(c: &mut Criterion) {
                         pid,
                         exit: KILLED,
                         group_empty: false,
+                        oom_killed: false,
                     },
                     now,
                 );
@@ -127,6 +129,7 @@ fn bench(c: &mut Criterion) {
                         pid: victim,
                         exit: KILLED,
                         group_empty: false,
+                        oom_killed: false,
                     },
                     t0,
                 );

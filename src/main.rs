@@ -19,10 +19,6 @@ use ctrlinit::sys;
 /// Exit status for configuration and usage errors.
 const EXIT_CONFIG: u8 = 2;
 
-/// State changes kept for slow `events` readers (the ring is allocated up front, so it is
-/// part of the idle footprint; a reader that falls further behind is told how many it missed).
-const EVENT_BACKLOG: usize = 256;
-
 /// How long the exit waits for control connections to write their last answers and events.
 const ANSWERS_AT_EXIT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -156,6 +152,7 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     sys::init::ensure_stdio_open();
     sys::init::cloexec_inherited_fds();
     sys::init::two_malloc_arenas();
+    sys::init::harden_self();
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());
     let load = load_options(cli, main);
     let overrides = config::Overrides::from_env(cli.socket.clone());
@@ -208,6 +205,9 @@ fn start(
             std::process::id()
         );
     }
+    for w in &config.warnings {
+        tracing::warn!("{w}");
+    }
     let n = config.programs.len();
     tracing::info!(
         "ctrlinit {} starting {n} program{}",
@@ -236,22 +236,27 @@ fn start(
             ),
             None => None,
         };
-        let listener = server::bind(&socket, socket_gid).map_err(|e| anyhow::anyhow!(e))?;
+        let bound = server::bind(&socket, socket_gid).map_err(|e| anyhow::anyhow!(e))?;
+        for w in &bound.warnings {
+            tracing::warn!("{w}");
+        }
+        let listener = bound.listener;
         let (control_tx, control_rx) = tokio::sync::mpsc::unbounded_channel();
-        let (events, _) = tokio::sync::broadcast::channel(EVENT_BACKLOG);
+        let events = ctrlinit::supervisor::events::EventLog::new();
         let server = server::start_thread(
             listener,
-            events.clone(),
+            std::sync::Arc::clone(&events),
             control_tx,
             opts.logs.clone(),
             socket_gid,
             socket.clone(),
         )
         .map_err(|e| anyhow::anyhow!(e))?;
-        let runner = Runner::new(config, opts, control_rx, events);
+        let runner = Runner::new(config, opts, control_rx, std::sync::Arc::clone(&events));
         let code = runner.run(signals).await;
         // Answers already decided (`ctrlinit shutdown`'s) and the last events reach their
         // clients before the process ends.
+        events.close();
         server.drain(ANSWERS_AT_EXIT);
         let _ = std::fs::remove_file(&socket);
         anyhow::Ok(code)

@@ -43,6 +43,8 @@ impl std::fmt::Display for ClientError {
 /// A connection to a running init.
 pub struct Client {
     reader: BufReader<UnixStream>,
+    /// An answer that came before the request could be sent (a refusal at accept).
+    early: Option<Response>,
 }
 
 impl Client {
@@ -51,6 +53,7 @@ impl Client {
         match UnixStream::connect(path) {
             Ok(stream) => Ok(Client {
                 reader: BufReader::new(stream),
+                early: None,
             }),
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
                 Err(ClientError::PermissionDenied(path.to_path_buf()))
@@ -70,13 +73,29 @@ impl Client {
         stream
             .set_read_timeout(timeout)
             .map_err(|e| ClientError::Protocol(format!("failed to set a timeout: {e}")))?;
-        stream
-            .write_all(&protocol::encode(request))
-            .map_err(|e| ClientError::Protocol(format!("failed to send the request: {e}")))
+        if let Err(e) = stream.write_all(&protocol::encode(request)) {
+            // A server that refuses a peer answers at once and closes; the answer says more
+            // than the broken pipe.
+            if let Ok(Some(answer)) = self.read_response() {
+                self.early = Some(answer);
+                return Ok(());
+            }
+            return Err(ClientError::Protocol(format!(
+                "failed to send the request: {e}"
+            )));
+        }
+        Ok(())
     }
 
     /// The next answer line; `None` when the server closed the connection.
     pub fn next_response(&mut self) -> Result<Option<Response>, ClientError> {
+        if let Some(early) = self.early.take() {
+            return Ok(Some(early));
+        }
+        self.read_response()
+    }
+
+    fn read_response(&mut self) -> Result<Option<Response>, ClientError> {
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
             Ok(0) => Ok(None),

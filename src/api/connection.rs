@@ -1,4 +1,5 @@
-//! One connection: the peer check, one bounded request line (size and time), then its handler.
+//! One connection of a peer that may use the socket (checked at accept): one bounded request line
+//! (size and time), then its handler.
 //! Garbage, oversized or half-sent requests are answered with an error or dropped here; the
 //! owner loop never sees them.
 
@@ -9,16 +10,12 @@ use tokio::net::UnixStream;
 
 use super::handlers::{handle, send};
 use super::handles::{Handles, closed};
-use super::peer::check_peer;
 use super::protocol::{self, MAX_REQUEST, REQUEST_TIMEOUT};
 use crate::model::protocol::{ErrorKind, Response};
 
 /// Serves one connection to its end.
 pub(crate) async fn connection(stream: UnixStream, h: Handles) -> io::Result<()> {
-    let peer = check_peer(&stream, h.socket_gid);
     let (mut read, mut write) = stream.into_split();
-    // The request is read (bounded) even from a refused peer: closing on unread data resets the
-    // connection, and the client would see a broken pipe instead of the refusal.
     let mut closing = h.closing.clone();
     let request = tokio::select! {
         r = read_request(&mut read) => r?,
@@ -30,9 +27,6 @@ pub(crate) async fn connection(stream: UnixStream, h: Handles) -> io::Result<()>
         Ok(None) => return Ok(()),
         Err(error) => return send(&mut write, Response::error(ErrorKind::BadRequest, error)).await,
     };
-    if let Err(error) = peer {
-        return send(&mut write, Response::error(ErrorKind::Refused, error)).await;
-    }
     match protocol::decode_request(&line) {
         Ok(request) => {
             tokio::select! {

@@ -5,12 +5,11 @@
 use std::io;
 use std::time::Duration;
 
-use tokio::sync::broadcast;
-
 use super::handles::{Handles, closed};
 use crate::model::State;
 use crate::model::protocol::ProgramStatus;
 use crate::supervisor::control::Goal;
+use crate::supervisor::events::{Received, Subscription};
 
 /// A goal not met yet, as it stands.
 #[derive(Debug, Clone)]
@@ -48,7 +47,7 @@ pub(crate) async fn await_goals(
     h: &Handles,
     goals: &[Goal],
     timeout: Duration,
-    mut events: broadcast::Receiver<crate::model::protocol::EventRecord>,
+    mut events: Subscription,
 ) -> io::Result<Outcome> {
     let deadline = tokio::time::Instant::now() + timeout;
     let mut closing = h.closing.clone();
@@ -79,8 +78,9 @@ pub(crate) async fn await_goals(
         tokio::select! {
             r = tokio::time::timeout_at(deadline, events.recv()) => match r {
                 Err(_) => return Ok(Outcome::TimedOut(unmet)),
-                Ok(Err(broadcast::error::RecvError::Closed)) => return Ok(Outcome::Closing),
-                Ok(_) => {}
+                Ok(Received::Closed) => return Ok(Outcome::Closing),
+                // An event, or some missed: either way, look again.
+                Ok(Received::Event(_) | Received::Missed(_)) => {}
             },
             _ = closed(&mut closing) => return Ok(Outcome::Closing),
         }

@@ -5,7 +5,7 @@ use std::io;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use super::goals::{Outcome, Unmet, await_goals, states_text};
 use super::handles::{Handles, closed};
@@ -13,6 +13,7 @@ use super::protocol;
 use crate::logs::Command as LogCommand;
 use crate::model::protocol::{Condition, ErrorKind, Request, Response};
 use crate::supervisor::control::{ChangeKind, Control, Goal, Refusal};
+use crate::supervisor::events::Received;
 
 /// Where a connection's answers go.
 pub(crate) type Writer = tokio::net::unix::OwnedWriteHalf;
@@ -213,19 +214,27 @@ async fn events(h: &Handles, w: &mut Writer) -> io::Result<()> {
             biased;
             r = events.recv() => r,
             _ = closed(&mut closing) => {
-                while let Ok(event) = events.try_recv() {
-                    send(w, Response::Event { event }).await?;
+                while let Some(Received::Event(event)) = events.try_recv() {
+                    send(w, Response::Event { event: (*event).clone() }).await?;
                 }
                 return Ok(());
             }
         };
         match received {
-            Ok(event) => send(w, Response::Event { event }).await?,
-            Err(broadcast::error::RecvError::Lagged(n)) => {
+            Received::Event(event) => {
+                send(
+                    w,
+                    Response::Event {
+                        event: (*event).clone(),
+                    },
+                )
+                .await?
+            }
+            Received::Missed(n) => {
                 let error = format!("{n} events were missed (this client read too slowly)");
                 send(w, Response::error(ErrorKind::Failed, error)).await?;
             }
-            Err(broadcast::error::RecvError::Closed) => return Ok(()),
+            Received::Closed => return Ok(()),
         }
     }
 }

@@ -3,11 +3,14 @@
 
 use std::io;
 
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::logs::Command as LogCommand;
-use crate::model::protocol::{EventRecord, ProgramStatus};
+use crate::model::protocol::ProgramStatus;
 use crate::supervisor::control::Control;
+use crate::supervisor::events::EventLog;
 
 /// Everything a connection needs.
 #[derive(Clone)]
@@ -15,7 +18,7 @@ pub(crate) struct Handles {
     /// To the owner loop.
     pub(crate) control: mpsc::UnboundedSender<Control>,
     /// State changes.
-    pub(crate) events: broadcast::Sender<EventRecord>,
+    pub(crate) events: Arc<EventLog>,
     /// The log thread (for `logs`).
     pub(crate) logs: mpsc::UnboundedSender<LogCommand>,
     /// Group allowed besides root and ctrlinit's own user.

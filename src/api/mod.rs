@@ -10,3 +10,5 @@ mod handles;
 mod peer;
 pub mod protocol;
 pub mod server;
+mod slots;
+mod socket_file;

@@ -4,20 +4,34 @@
 
 use tokio::net::UnixStream;
 
-/// `Ok` when the peer of `stream` may use the socket; the refusal line otherwise.
-pub(crate) fn check_peer(stream: &UnixStream, socket_gid: Option<u32>) -> Result<(), String> {
+/// A peer that may use the socket.
+pub(crate) struct Peer {
+    /// Its user.
+    pub(crate) uid: u32,
+    /// Root or ctrlinit's own user (always let in; others are limited).
+    pub(crate) privileged: bool,
+}
+
+/// The peer of `stream` when it may use the socket; the refusal line otherwise.
+pub(crate) fn check_peer(stream: &UnixStream, socket_gid: Option<u32>) -> Result<Peer, String> {
     let cred = stream
         .peer_cred()
         .map_err(|e| format!("cannot read peer credentials: {e}"))?;
     let uid = cred.uid();
     let own = nix::unistd::geteuid().as_raw();
     if uid == 0 || uid == own {
-        return Ok(());
+        return Ok(Peer {
+            uid,
+            privileged: true,
+        });
     }
     if let Some(gid) = socket_gid
         && (cred.gid() == gid || user_in_group(uid, gid))
     {
-        return Ok(());
+        return Ok(Peer {
+            uid,
+            privileged: false,
+        });
     }
     Err(format!(
         "permission denied: uid {uid} may not use this control socket"

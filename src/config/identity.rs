@@ -9,12 +9,27 @@ use super::reader::{Reader, join};
 use super::spec::RunAs;
 use crate::sys::users::{self, UserEntry};
 
-pub(super) fn read_run_as(
-    r: &mut Reader<'_>,
-    path: &str,
-    user: Option<(String, Range<usize>)>,
-    group: Option<(String, Range<usize>)>,
-) -> RunAs {
+/// A value as written, with where it was written.
+pub(super) type Spanned = (String, Range<usize>);
+
+/// What a program table says of its identity.
+pub(super) struct IdentityKeys {
+    /// `user`.
+    pub(super) user: Option<Spanned>,
+    /// `group`.
+    pub(super) group: Option<Spanned>,
+    /// `supplementary_groups`, each with its place.
+    pub(super) supplementary: Option<Vec<Spanned>>,
+}
+
+/// Resolves `user`, `group` and `supplementary_groups`:
+/// - `user` alone: its passwd entry's group is the primary group, and the groups listing the
+///   user in `/etc/group` are the supplementary ones (as `initgroups` does);
+/// - `group = "x"` as well: x is the primary group, and the user's own passwd group is not kept
+///   as a supplementary one (only the groups that list the user, and x);
+/// - `supplementary_groups`: exactly those, whatever the rest says;
+/// - a numeric `user` with no passwd entry needs `group` (else it would run with group 0).
+pub(super) fn read_run_as(r: &mut Reader<'_>, path: &str, keys: &IdentityKeys) -> RunAs {
     let mut run_as = RunAs {
         uid: None,
         gid: None,
@@ -22,24 +37,50 @@ pub(super) fn read_run_as(
         user_name: None,
         home: None,
     };
-    if let Some((name, span)) = &user {
+    let group = keys.group.as_ref().and_then(|(name, span)| {
+        let gid = resolve_group(name);
+        if gid.is_none() {
+            r.error(
+                span,
+                &join(path, "group"),
+                format!("unknown group {name:?}"),
+                Some("name a group from /etc/group, or a numeric gid".into()),
+            );
+        }
+        gid
+    });
+    if let Some((name, span)) = &keys.user {
         match resolve_user(name) {
-            Some((uid, entry)) => {
+            Some((uid, Some(u))) => {
                 run_as.uid = Some(uid);
-                match entry {
-                    Some(u) => {
-                        run_as.gid = Some(u.gid);
-                        run_as.groups = Some(users::groups_of(&u.name, u.gid));
-                        run_as.user_name = Some(u.name.clone());
-                        run_as.home = Some(u.home.clone());
+                run_as.gid = Some(group.unwrap_or(u.gid));
+                run_as.groups = Some(match group {
+                    None => users::groups_of(&u.name, u.gid),
+                    Some(g) => {
+                        let mut listed = users::groups_of(&u.name, g);
+                        // groups_of puts the primary first: the passwd group only when listed.
+                        listed.retain(|&x| x == g || users::lists_member(x, &u.name));
+                        listed
                     }
-                    None => {
-                        // A bare uid with no passwd entry: as Docker does, primary group 0 and
-                        // no supplementary groups.
-                        run_as.gid = Some(0);
-                        run_as.groups = Some(Vec::new());
-                    }
+                });
+                run_as.user_name = Some(u.name.clone());
+                run_as.home = Some(u.home.clone());
+            }
+            Some((uid, None)) => {
+                run_as.uid = Some(uid);
+                // No passwd entry, so no group of its own: one must be given.
+                if keys.group.is_none() {
+                    r.error(
+                        span,
+                        &join(path, "user"),
+                        format!("user {name:?} has no /etc/passwd entry, so it has no group"),
+                        Some(format!(
+                            "set group as well (e.g. group = \"{name}\"), or add the user to /etc/passwd"
+                        )),
+                    );
                 }
+                run_as.gid = group.or(Some(0));
+                run_as.groups = Some(group.into_iter().collect());
             }
             None => r.error(
                 span,
@@ -48,19 +89,25 @@ pub(super) fn read_run_as(
                 Some("name a user from /etc/passwd, or a numeric uid".into()),
             ),
         }
+    } else if let Some(g) = group {
+        run_as.gid = Some(g);
     }
-    if let Some((name, span)) = &group {
-        match resolve_group(name) {
-            Some(gid) => run_as.gid = Some(gid),
-            None => r.error(
-                span,
-                &join(path, "group"),
-                format!("unknown group {name:?}"),
-                Some("name a group from /etc/group, or a numeric gid".into()),
-            ),
+    if let Some(list) = &keys.supplementary {
+        let mut gids = Vec::new();
+        for (k, (name, span)) in list.iter().enumerate() {
+            match resolve_group(name) {
+                Some(gid) => gids.push(gid),
+                None => r.error(
+                    span,
+                    &format!("{}[{k}]", join(path, "supplementary_groups")),
+                    format!("unknown group {name:?}"),
+                    Some("name a group from /etc/group, or a numeric gid".into()),
+                ),
+            }
         }
+        run_as.groups = Some(gids);
     }
-    check_privileges(r, path, &run_as, user.as_ref(), group.as_ref());
+    check_privileges(r, path, &run_as, keys.user.as_ref(), keys.group.as_ref());
     run_as
 }
 

@@ -20,6 +20,9 @@ const INIT_KEYS: &[&str] = &[
     "max_reports",
     "crash_max_size",
     "log_level",
+    "inherit_env",
+    "log_mode",
+    "crash_mode",
 ];
 
 /// Reads `[init]`, recording errors; `None` when it held no usable table.
@@ -36,6 +39,9 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
         && let Some(n) = r.integer(v, "init.exit_code", 1..256)
     {
         init.exit_code = n as u8;
+    }
+    if let Some(v) = get(table, "inherit_env") {
+        init.inherit_env = r.boolean(v, "init.inherit_env").unwrap_or(true);
     }
     read_places(r, table, &mut init);
     read_output(r, table, &mut init);
@@ -99,6 +105,27 @@ fn read_output(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSettings)
     }
 }
 
+/// A file mode written as octal (`"0640"`, or `0o640`): ctrlinit must keep read and write for
+/// itself, and nothing beyond `0777`.
+fn read_mode(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<u32> {
+    let digits = match v.get_ref() {
+        toml::de::DeValue::Integer(i) => i.as_str().to_string(),
+        _ => r.string(v, key)?,
+    };
+    match u32::from_str_radix(digits.trim().trim_start_matches("0o"), 8) {
+        Ok(m) if m <= 0o777 && m & 0o600 == 0o600 => Some(m),
+        _ => {
+            r.error(
+                &v.span(),
+                key,
+                format!("{digits:?} is not a file mode ctrlinit can write files with"),
+                Some(r#"write an octal mode that keeps read and write for the owner, such as "0640" or "0600""#.into()),
+            );
+            None
+        }
+    }
+}
+
 /// What the crash directory keeps: `max_cores`, `max_reports`, `crash_max_size`.
 fn read_crash_limits(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSettings) {
     if let Some(v) = get(table, "max_cores") {
@@ -110,6 +137,12 @@ fn read_crash_limits(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSet
         init.max_reports = r
             .integer(v, "init.max_reports", 0..100_000)
             .map_or(init.max_reports, |n| n as u32);
+    }
+    if let Some(v) = get(table, "log_mode") {
+        init.log_mode = read_mode(r, v, "init.log_mode").unwrap_or(init.log_mode);
+    }
+    if let Some(v) = get(table, "crash_mode") {
+        init.crash_mode = read_mode(r, v, "init.crash_mode").unwrap_or(init.crash_mode);
     }
     if let Some(v) = get(table, "crash_max_size") {
         init.crash_max_size = r

@@ -9,9 +9,11 @@ use toml::de::DeTable;
 use super::error::{ConfigError, ConfigErrors};
 use super::graph::Graph;
 use super::init_table::read_init;
+use super::names::valid_name;
 use super::reader::{Reader, get};
 use super::schema::{self, DependencyDraft, ProgramDraft};
 use super::spec::{Condition, Config, Dependency, InitSettings, Kind, ProgramSpec, RestartPolicy};
+use crate::sys::files::{ReadError, read_regular};
 
 /// Name of the program made from a `--` command.
 pub const MAIN_PROGRAM: &str = "main";
@@ -85,6 +87,12 @@ struct Located {
     line: usize,
 }
 
+/// The largest config file read.
+pub const FILE_CAP: u64 = 4 << 20;
+
+/// The most read from one config directory in all.
+pub const TOTAL_CAP: u64 = 16 << 20;
+
 /// What the files held, before the checks that span them.
 #[derive(Default)]
 struct Drafts {
@@ -103,13 +111,49 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
         None => Box::new(|k| std::env::var(k).ok()),
     };
     let mut errors = Vec::new();
+    let mut warnings = Vec::new();
     let mut drafts = Drafts::default();
-    for file in config_files(&opts.dir, opts.main_command.is_some(), &mut errors) {
-        let text = match std::fs::read_to_string(&file) {
+    let files = config_files(
+        &opts.dir,
+        opts.main_command.is_some(),
+        &mut errors,
+        &mut warnings,
+    );
+    let mut total = 0u64;
+    for file in files {
+        let left = TOTAL_CAP.saturating_sub(total);
+        let text = match read_regular(&file, FILE_CAP.min(left)) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                let fix = match e {
+                    ReadError::TooLarge(..) if left < FILE_CAP => format!(
+                        "the files of a config directory are read up to {} MiB in all: split the rest out, or remove it",
+                        TOTAL_CAP >> 20
+                    ),
+                    ReadError::TooLarge(..) => format!(
+                        "a config file is read up to {} MiB: split it, or remove what is not configuration",
+                        FILE_CAP >> 20
+                    ),
+                    ReadError::NotRegular(_) => {
+                        "config files must be regular files: replace it with one, or remove it"
+                            .into()
+                    }
+                    ReadError::Io(_) => "make it readable by ctrlinit".into(),
+                };
+                let why = format!("cannot read the file: {e}");
+                errors.push(file_error(&file, None, why, Some(fix)));
+                continue;
+            }
+        };
+        total += text.len() as u64;
+        let text = match String::from_utf8(text) {
             Ok(t) => t,
             Err(e) => {
-                let why = format!("cannot read the file: {e}");
-                errors.push(file_error(&file, None, why, None));
+                let valid = e.utf8_error().valid_up_to();
+                let line = memchr::memchr_iter(b'\n', &e.as_bytes()[..valid]).count() + 1;
+                let why = "the file is not valid UTF-8 (TOML must be)".into();
+                let fix = "save it as UTF-8".into();
+                errors.push(file_error(&file, Some(line), why, Some(fix)));
                 continue;
             }
         };
@@ -140,7 +184,7 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
     Ok(Config {
         init,
         programs: specs,
-        warnings: Vec::new(),
+        warnings,
     })
 }
 
@@ -220,14 +264,21 @@ fn add_main_program(cmd: &[String], programs: &mut Vec<Located>, errors: &mut Ve
             deps: Vec::new(),
             max_cores: None,
             max_reports: None,
+            inherit_env: None,
         },
         file: PathBuf::from("--"),
         line: 0,
     });
 }
 
-/// The `*.toml` files of `dir` in lexical order.
-fn config_files(dir: &Path, dir_optional: bool, errors: &mut Vec<ConfigError>) -> Vec<PathBuf> {
+/// The `*.toml` entries of `dir` in lexical order. A symbolic link that leads nowhere (dangling,
+/// or a loop) is skipped with a warning; what is not a regular file is an error, read later.
+fn config_files(
+    dir: &Path,
+    dir_optional: bool,
+    errors: &mut Vec<ConfigError>,
+    warnings: &mut Vec<String>,
+) -> Vec<PathBuf> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir_optional => return Vec::new(),
@@ -241,11 +292,26 @@ fn config_files(dir: &Path, dir_optional: bool, errors: &mut Vec<ConfigError>) -
             return Vec::new();
         }
     };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
-        .collect();
+    let mut files: Vec<PathBuf> = Vec::new();
+    for path in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+        if path.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let is_link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && let Err(e) = std::fs::metadata(&path) {
+            let why = if e.raw_os_error() == Some(libc::ELOOP) {
+                "a symbolic link that loops".to_string()
+            } else {
+                match std::fs::read_link(&path) {
+                    Ok(to) => format!("a symbolic link to {}, which does not exist", to.display()),
+                    Err(_) => format!("a symbolic link that cannot be followed ({e})"),
+                }
+            };
+            warnings.push(format!("{} is {why}; skipped", path.display()));
+            continue;
+        }
+        files.push(path);
+    }
     files.sort();
     files
 }
@@ -276,7 +342,7 @@ fn check_programs(
             }
         } else {
             first_seen.insert(name.clone(), here);
-            if schema::valid_name(name) {
+            if valid_name(name) {
                 kinds.insert(name.clone(), p.draft.spec.kind);
             }
         }
@@ -286,6 +352,7 @@ fn check_programs(
         let mut spec = draft.spec;
         spec.max_cores = draft.max_cores.unwrap_or(init.max_cores);
         spec.max_reports = draft.max_reports.unwrap_or(init.max_reports);
+        spec.inherit_env = draft.inherit_env.unwrap_or(init.inherit_env);
         spec.depends_on = resolve_deps(&spec.name, &draft.deps, &kinds, &file, errors);
         if !specs.iter().any(|s: &ProgramSpec| s.name == spec.name) {
             specs.push(spec);

@@ -323,29 +323,29 @@ impl<'a> Reader<'a> {
     }
 
     fn interpolate(&mut self, s: &str, span: &Range<usize>, key: &str) -> Option<String> {
-        match interpolate(s, self.env) {
-            Ok(v) => Some(v),
-            Err(InterpolateError::Unset(var)) => {
-                self.error(
-                    span,
-                    key,
-                    format!("environment variable {var} is not set"),
-                    Some(format!(
-                        "set {var} in the container's environment, give a default with ${{{var}:-value}}, or write $$ for a literal $"
-                    )),
-                );
-                None
+        let value = match interpolate(s, self.env) {
+            Ok(v) => v,
+            Err(e) => {
+                let (message, fix) = interpolation_error(e);
+                self.error(span, key, message, Some(fix));
+                return None;
             }
-            Err(InterpolateError::Required(var, msg)) => {
-                self.error(
-                    span,
-                    key,
-                    format!("environment variable {var} is required: {msg}"),
-                    Some(format!("set {var} in the container's environment")),
-                );
-                None
-            }
+        };
+        // No command, path, argument or environment variable can hold a NUL byte: every spawn
+        // would fail. Said here, once, instead.
+        if let Some(at) = value.find('\0') {
+            self.error(
+                span,
+                key,
+                format!(
+                    "the value holds a NUL byte (\\u0000) at character {}",
+                    value[..at].chars().count() + 1
+                ),
+                Some("remove it: no command, path or environment variable can hold one".into()),
+            );
+            return None;
         }
+        Some(value)
     }
 
     fn wrong_type(&mut self, v: &Value<'_>, key: &str, expected: &str, found: &DeValue<'_>) {
@@ -365,6 +365,36 @@ impl<'a> Reader<'a> {
             format!("expected {expected}, found {}", found.type_str()),
             Some(format!("write it as {example}")),
         );
+    }
+}
+
+/// The message and fix for a string that could not be interpolated.
+fn interpolation_error(e: InterpolateError) -> (String, String) {
+    match e {
+        InterpolateError::Unset(var) => (
+            format!("environment variable {var} is not set"),
+            format!(
+                "set {var} in the container's environment, give a default with ${{{var}:-value}}, or write $$ for a literal $"
+            ),
+        ),
+        InterpolateError::Required(var, msg) if msg.is_empty() => (
+            format!(
+                "environment variable {var} is required (${{{var}:?}}) and is not set or empty"
+            ),
+            format!("set {var} in the container's environment"),
+        ),
+        InterpolateError::Required(var, msg) => (
+            format!("environment variable {var} is required: {msg}"),
+            format!("set {var} in the container's environment"),
+        ),
+        InterpolateError::Unterminated(column) => (
+            format!("the `${{` at column {column} of the value is never closed"),
+            "close it with `}`, or write $$ for a literal $".into(),
+        ),
+        InterpolateError::TooDeep => (
+            "defaults nest more than 16 levels deep".into(),
+            "flatten the defaults: ${A:-${B}} works, a deeper chain is not needed".into(),
+        ),
     }
 }
 

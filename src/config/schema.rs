@@ -9,7 +9,8 @@ use nix::sys::resource::Resource;
 use toml::de::{DeTable, DeValue};
 
 use super::checks::read_ready;
-use super::identity::read_run_as;
+use super::identity::{IdentityKeys, read_run_as};
+use super::names::name_problem;
 use super::reader::{Reader, Value, get, join};
 use super::spec::{
     Backoff, Condition, Kind, LogSettings, OnExhausted, ProgramSpec, RestartPolicy, RlimitSetting,
@@ -35,6 +36,8 @@ const PROGRAM_KEYS: &[&str] = &[
     "stop_timeout",
     "user",
     "group",
+    "supplementary_groups",
+    "inherit_env",
     "workdir",
     "env",
     "env_file",
@@ -62,14 +65,8 @@ pub(super) struct ProgramDraft {
     pub deps: Vec<DependencyDraft>,
     pub max_cores: Option<u32>,
     pub max_reports: Option<u32>,
-}
-
-/// Whether `name` is a valid program name: `[a-z0-9_.-]+`.
-pub(super) fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_.-".contains(&b))
+    /// `inherit_env`, when the table sets it (else `[init]`'s).
+    pub inherit_env: Option<bool>,
 }
 
 /// Reads one `[program.NAME]` table.
@@ -80,13 +77,8 @@ pub(super) fn read_program(
     v: &Value<'_>,
 ) -> Option<ProgramDraft> {
     let path = format!("program.{name}");
-    if !valid_name(name) {
-        r.error(
-            &name_span,
-            &path,
-            format!("{name:?} is not a valid program name"),
-            Some("use lowercase letters, digits, '_', '.' and '-' only".into()),
-        );
+    if let Some((message, fix)) = name_problem(name) {
+        r.error(&name_span, &path, message, Some(fix));
     }
     let table = r.table(v, &path)?;
     r.reject_unknown_keys(table, &path, PROGRAM_KEYS);
@@ -138,11 +130,13 @@ pub(super) fn read_program(
         Some(v) => read_depends_on(r, v, &key("depends_on")),
         None => Vec::new(),
     };
+    let inherit_env = get(table, "inherit_env").and_then(|v| r.boolean(v, &key("inherit_env")));
     Some(ProgramDraft {
         spec,
         deps,
         max_cores,
         max_reports,
+        inherit_env,
     })
 }
 
@@ -292,6 +286,17 @@ fn read_environment(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &
     }
     if let Some(v) = get(table, "env_file") {
         spec.env_file = r.string(v, &key("env_file")).map(PathBuf::from);
+        // One that exists must be a file: a FIFO would hang the start, a device never end.
+        if let Some(path) = &spec.env_file
+            && let Some(kind) = crate::sys::files::not_regular(path)
+        {
+            r.error(
+                &v.span(),
+                &key("env_file"),
+                format!("{} is {kind}, not a regular file", path.display()),
+                Some("point env_file at a file of KEY=VALUE lines".into()),
+            );
+        }
     }
     if let Some(v) = get(table, "env") {
         spec.env = read_env(r, v, &key("env"));
@@ -304,7 +309,27 @@ fn read_environment(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &
     }
     let user = get(table, "user").and_then(|v| Some((r.string(v, &key("user"))?, v.span())));
     let group = get(table, "group").and_then(|v| Some((r.string(v, &key("group"))?, v.span())));
-    spec.run_as = read_run_as(r, path, user, group);
+    let supplementary = get(table, "supplementary_groups").and_then(|v| {
+        let DeValue::Array(items) = v.get_ref() else {
+            r.string_list(v, &key("supplementary_groups"));
+            return None;
+        };
+        let names = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let k = format!("{}[{i}]", key("supplementary_groups"));
+                Some((r.string(item, &k)?, item.span()))
+            })
+            .collect();
+        Some(names)
+    });
+    let keys = IdentityKeys {
+        user,
+        group,
+        supplementary,
+    };
+    spec.run_as = read_run_as(r, path, &keys);
 }
 
 fn read_env(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<(String, String)> {
@@ -531,18 +556,4 @@ fn read_dependency_entry(
         restart,
         line: r.line_of(name_span.start),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn program_names() {
-        assert!(valid_name("api"));
-        assert!(valid_name("schema-worker.v2_x"));
-        assert!(!valid_name("Api"));
-        assert!(!valid_name(""));
-        assert!(!valid_name("a b"));
-    }
 }

@@ -61,6 +61,13 @@ pub struct InitSettings {
     pub max_reports: u32,
     /// Cap on the total size of everything in `crash_dir`.
     pub crash_max_size: u64,
+    /// Mode of log files ctrlinit creates (their directories get search where read is allowed).
+    pub log_mode: u32,
+    /// Mode of crash reports and cores (crash reports hold argv and the last output lines).
+    pub crash_mode: u32,
+    /// Whether programs start with ctrlinit's whole environment (`true`) or only `PATH`, `HOME`,
+    /// `USER` and `CTRLINIT_*` from it; a program's own `inherit_env` wins.
+    pub inherit_env: bool,
     /// ctrlinit's own log level filter (`error`, `warn`, `info`, `debug`, `trace`); `None` when
     /// not set: `info`, or `warn` when a `--` command is the main program (a tini-style run says
     /// nothing of its own unless something goes wrong).
@@ -80,7 +87,10 @@ impl Default for InitSettings {
             max_cores: 3,
             max_reports: 20,
             crash_max_size: 1 << 30,
+            log_mode: 0o640,
+            crash_mode: 0o640,
             log_level: None,
+            inherit_env: true,
         }
     }
 }
@@ -313,6 +323,9 @@ pub struct ProgramSpec {
     pub run_as: RunAs,
     /// Where it runs (the directory it changes to before exec).
     pub workdir: Option<PathBuf>,
+    /// Whether it starts with ctrlinit's whole environment, or only `PATH`, `HOME`, `USER` and
+    /// `CTRLINIT_*` from it (its `env_file` and `env` in both cases).
+    pub inherit_env: bool,
     /// Added environment (after `env_file`).
     pub env: Vec<(String, String)>,
     /// KEY=VALUE file read at each start.
@@ -365,6 +378,7 @@ impl ProgramSpec {
                 home: None,
             },
             workdir: None,
+            inherit_env: true,
             env: Vec::new(),
             env_file: None,
             umask: None,

@@ -1,7 +1,7 @@
 //! Crash reports: `<crash_dir>/<program>/<UTC time>-<pid>-<SIGNAME>.json` with the last lines of
 //! output, and the core moved next to it when the kernel wrote one where ctrlinit can see it.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -9,8 +9,10 @@ use serde::Serialize;
 
 use super::pattern::{CorePattern, claim_core};
 use super::retention::{cap_total, retain};
+use crate::config::names::valid_name;
 use crate::model::Exit;
 use crate::model::signals::signal_name;
+use crate::sys::files::{create_dir_with_mode, create_private_new, dir_mode};
 
 /// How long a report waits for the crashed run's pipes to drain (a grandchild may hold them).
 pub const DRAIN_WAIT: Duration = Duration::from_millis(500);
@@ -46,6 +48,8 @@ pub struct CrashInfo {
     pub max_cores: u32,
     /// Reports kept for the program.
     pub max_reports: u32,
+    /// The OOM killer took it (its SIGKILL came with a kill in the cgroup's count).
+    pub oom_killed: bool,
     /// When it ended.
     pub at: SystemTime,
     /// The core, set aside at reap time: (where it is now, where the kernel wrote it).
@@ -71,6 +75,8 @@ struct Report<'a> {
     signal_number: Option<i32>,
     exit_status: i32,
     core_dumped: bool,
+    oom_killed: bool,
+    cause: String,
     uptime_ms: u128,
     restarts: u64,
     core: Option<String>,
@@ -84,9 +90,21 @@ pub fn write_report(
     info: &CrashInfo,
     last_lines: &[String],
     max_total: u64,
+    mode: u32,
 ) -> io::Result<Written> {
+    // The name becomes a directory: never `..`, never a path (the config checks it; so does
+    // this, which writes and deletes files).
+    if !valid_name(&info.program) {
+        return Err(io::Error::other("not a valid program name for a directory"));
+    }
     let dir = crash_dir.join(&info.program);
-    std::fs::create_dir_all(&dir)?;
+    create_dir_with_mode(&dir, dir_mode(mode))?;
+    if !std::fs::symlink_metadata(&dir)?.file_type().is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is not a directory (a symbolic link?); nothing is written through it",
+            dir.display()
+        )));
+    }
     let time = humantime::format_rfc3339_millis(info.at).to_string();
     // Colons are awkward in file names (and on some host file systems): 20261130T142329.123Z.
     let stamp = time.replace([':', '-'], "");
@@ -110,6 +128,10 @@ pub fn write_report(
         core_dumped,
         &dir.join(format!("{base}.core")),
     );
+    if let Some(core) = &core {
+        // A core is the process's memory (secrets included): as private as the report.
+        private_mode(core, mode)?;
+    }
     let (core, core_note) = keep_core(&dir, crash_dir, info, max_total, core, core_note);
     let report = Report {
         program: &info.program,
@@ -120,6 +142,12 @@ pub fn write_report(
         signal_number: info.exit.signal(),
         exit_status: info.exit.shell_code(),
         core_dumped,
+        oom_killed: info.oom_killed,
+        cause: if info.oom_killed {
+            format!("{}: killed by the OOM killer", info.exit)
+        } else {
+            info.exit.to_string()
+        },
         uptime_ms: info.uptime.as_millis(),
         restarts: info.restarts,
         core: core.as_ref().map(|p| p.display().to_string()),
@@ -128,7 +156,7 @@ pub fn write_report(
     };
     let path = dir.join(format!("{base}.json"));
     let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
-    std::fs::write(&path, json)?;
+    create_private_new(&path, mode)?.write_all(&json)?;
     retain(&dir, "json", info.max_reports as usize);
     cap_total(crash_dir, max_total);
     Ok(Written { report: path, core })
@@ -192,6 +220,16 @@ fn collect_core(
     )
 }
 
+/// Sets `mode` on the file at `path` through a descriptor that did not follow a link.
+fn private_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let f = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    f.set_permissions(std::fs::Permissions::from_mode(mode))
+}
+
 /// Renames, or copies and removes across file systems.
 fn move_file(src: &Path, dest: &Path) -> io::Result<()> {
     if std::fs::rename(src, dest).is_ok() {
@@ -222,6 +260,7 @@ mod tests {
             core_dumps: false,
             max_cores: 3,
             max_reports: 2,
+            oom_killed: false,
             claimed_core: None,
             at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + secs + 2_000_000),
         }
@@ -237,6 +276,7 @@ mod tests {
                 &info(dir.path(), 100 + i, i as u64),
                 &lines,
                 u64::MAX,
+                0o640,
             )
             .unwrap();
         }
@@ -267,7 +307,7 @@ mod tests {
         for i in 0..5 {
             let mut inf = info(dir.path(), 200 + i, i as u64);
             inf.max_reports = 100;
-            write_report(dir.path(), &inf, &big, 5000).unwrap();
+            write_report(dir.path(), &inf, &big, 5000, 0o640).unwrap();
         }
         let total: u64 = files_with_ext(&dir.path().join("api"), "json")
             .iter()

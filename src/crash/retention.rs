@@ -17,32 +17,37 @@ pub(crate) fn retain(dir: &Path, ext: &str, keep: usize) {
 }
 
 pub(crate) fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    regular_files(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect()
+}
+
+/// The regular files directly in `dir` (a symbolic link is neither followed nor counted).
+fn regular_files(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
                 .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == ext))
                 .collect()
         })
         .unwrap_or_default()
 }
 
-/// Removes the oldest files under `crash_dir` until the total is under `max_total`.
+/// Removes the oldest files under `crash_dir` until the total is under `max_total`. Only real
+/// directories are descended into: a symbolic link planted in the crash directory never leads
+/// retention to delete files elsewhere.
 pub(crate) fn cap_total(crash_dir: &Path, max_total: u64) {
     let mut files: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
     if let Ok(programs) = std::fs::read_dir(crash_dir) {
-        for program in programs.flatten().filter(|e| e.path().is_dir()) {
-            for f in std::fs::read_dir(program.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                if let Ok(m) = f.metadata() {
-                    files.push((
-                        m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-                        m.len(),
-                        f.path(),
-                    ));
+        let dirs = programs
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()));
+        for program in dirs {
+            for f in regular_files(&program.path()) {
+                if let Ok(m) = std::fs::symlink_metadata(&f) {
+                    files.push((m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len(), f));
                 }
             }
         }

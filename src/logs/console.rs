@@ -64,7 +64,14 @@ pub fn prefix(name: &str, width: usize, stream: Stream) -> Vec<u8> {
         Stream::Stderr => '!',
         _ => '|',
     };
-    format!("{name:<width$} {mark} ").into_bytes()
+    // Padded by hand: a format width is limited to u16::MAX and panics above it.
+    let mut out = Vec::with_capacity(name.len().max(width) + 3);
+    out.extend_from_slice(name.as_bytes());
+    out.resize(name.len().max(width), b' ');
+    out.push(b' ');
+    out.extend_from_slice(mark.to_string().as_bytes());
+    out.push(b' ');
+    out
 }
 
 /// Appends `block` to `out` as the console shows it in `mode`.
@@ -234,6 +241,15 @@ mod tests {
         assert_eq!(lines[0]["line"], "say \"hi\"\\ \t\u{1}");
         assert_eq!(lines[1]["line"], "\\xffok");
         assert!(lines[0]["timestamp"].as_str().unwrap().ends_with('Z'));
+    }
+
+    #[test]
+    fn a_prefix_of_any_width_is_padded_without_panicking() {
+        assert_eq!(prefix("api", 6, Stream::Stdout), b"api    | ");
+        let long = "x".repeat(70_000);
+        let p = prefix(&long, 70_000, Stream::Stderr);
+        assert_eq!(p.len(), 70_003);
+        assert!(p.ends_with(b"x ! "));
     }
 
     #[test]

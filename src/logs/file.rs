@@ -4,7 +4,7 @@
 //! A write error (a full disk) is reported once and the data for this sink is dropped; the
 //! program and the other sinks carry on. The next successful write says the file recovered.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -22,13 +22,16 @@ pub struct FileSink {
     max_size: u64,
     keep: u32,
     timestamps: bool,
+    /// Mode of files it creates.
+    mode: u32,
     scratch: Vec<u8>,
     failing: bool,
 }
 
 impl FileSink {
-    /// Opens (or creates) `path` for appending.
-    pub fn open(path: &Path, settings: &LogSettings) -> io::Result<Self> {
+    /// Opens (or creates, with `mode`) `path` for appending; see
+    /// [`crate::sys::files::open_private_append`] for what it refuses.
+    pub fn open(path: &Path, settings: &LogSettings, mode: u32) -> io::Result<Self> {
         let mut sink = FileSink {
             path: path.to_path_buf(),
             file: None,
@@ -36,6 +39,7 @@ impl FileSink {
             max_size: settings.max_size,
             keep: settings.keep,
             timestamps: settings.timestamps,
+            mode,
             scratch: Vec::new(),
             failing: false,
         };
@@ -49,10 +53,7 @@ impl FileSink {
     }
 
     fn open_file(&mut self) -> io::Result<()> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)?;
+        let file = crate::sys::files::open_private_append(&self.path, self.mode)?;
         self.size = file.metadata()?.len();
         self.file = Some(file);
         Ok(())
@@ -195,7 +196,7 @@ mod tests {
     fn rotates_at_line_boundaries_and_keeps_n_backups() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("api.log");
-        let mut sink = FileSink::open(&path, &settings(20, 2)).unwrap();
+        let mut sink = FileSink::open(&path, &settings(20, 2), 0o640).unwrap();
         for i in 0..10 {
             sink.write_block(block(format!("line-{i:02}\n").as_bytes()));
         }
@@ -211,7 +212,7 @@ mod tests {
     fn a_big_block_is_split_across_files_without_breaking_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w.log");
-        let mut sink = FileSink::open(&path, &settings(10, 5)).unwrap();
+        let mut sink = FileSink::open(&path, &settings(10, 5), 0o640).unwrap();
         sink.write_block(block(b"aaaa\nbbbb\ncccc\ndddd\neeee\n"));
         let mut all = String::new();
         for p in ["w.log.2", "w.log.1", "w.log"] {
@@ -228,7 +229,7 @@ mod tests {
         let path = dir.path().join("t.log");
         let mut s = settings(1 << 20, 1);
         s.timestamps = true;
-        let mut sink = FileSink::open(&path, &s).unwrap();
+        let mut sink = FileSink::open(&path, &s, 0o640).unwrap();
         sink.write_block(Block {
             data: b"last words",
             terminated: false,
@@ -242,7 +243,7 @@ mod tests {
     fn reopen_follows_a_moved_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.log");
-        let mut sink = FileSink::open(&path, &settings(1 << 20, 1)).unwrap();
+        let mut sink = FileSink::open(&path, &settings(1 << 20, 1), 0o640).unwrap();
         sink.write_block(block(b"before\n"));
         std::fs::rename(&path, dir.path().join("m.log.old")).unwrap();
         sink.reopen();

@@ -55,7 +55,7 @@ async fn serve(
 ) {
     // Own lines carry their timestamp and level already.
     let own_path = dirs.log_dir.join("ctrlinit.log");
-    let own_file = FileSink::open(&own_path, &LogSettings::default())
+    let own_file = FileSink::open(&own_path, &LogSettings::default(), dirs.log_mode)
         .map_err(|e| eprintln!("ctrlinit: cannot open {}: {e}", own_path.display()))
         .ok();
     let shared = Rc::new(Shared {
@@ -159,7 +159,7 @@ fn open_files(shared: &Shared, p: &ProgramLog) {
     let open = |suffix: &str| -> Option<FileSink> {
         let dir = &shared.dirs.log_dir;
         let path = dir.join(format!("{}{suffix}", p.name));
-        FileSink::open(&path, &settings)
+        FileSink::open(&path, &settings, shared.dirs.log_mode)
             .map_err(|e| {
                 warn!(
                     "failed to open {}: {e}; {} gets no log file",
@@ -347,7 +347,13 @@ async fn crash_report(shared: Rc<Shared>, info: Box<crash::CrashInfo>) {
         })
         .collect();
     let max_size = shared.config.borrow().init.crash_max_size;
-    match crash::write_report(&crash_dir, &info, &last_lines, max_size) {
+    match crash::write_report(
+        &crash_dir,
+        &info,
+        &last_lines,
+        max_size,
+        shared.dirs.crash_mode,
+    ) {
         Ok(report) => tracing::warn!(
             "{}: pid {} {}; crash report {}",
             info.program,

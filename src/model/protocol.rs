@@ -113,6 +113,9 @@ pub struct ExitInfo {
     pub signal: Option<String>,
     /// Whether it dumped core.
     pub core_dumped: bool,
+    /// Whether the OOM killer took it.
+    #[serde(default)]
+    pub oom_killed: bool,
     /// `exit status 3`, `killed by SIGSEGV (core dumped)`.
     pub text: String,
 }

@@ -3,8 +3,8 @@
 //! included) held by a thread that no longer exists in it.
 //!
 //! Order: stdio onto 0/1/2, a new session (its own process group), the working directory, default
-//! signal dispositions, umask, resource limits, `setgroups` → `setgid` → `setuid` (that order, or
-//! root's supplementary groups would survive), close-on-exec on every other descriptor, an empty
+//! signal dispositions, umask, resource limits, the OOM score ctrlinit was started with,
+//! `setgroups` → `setgid` → `setuid` (that order, or root's supplementary groups would survive), close-on-exec on every other descriptor, an empty
 //! signal mask last (so a signal arriving from then on acts as it would after exec), then exec.
 
 /// The exit status of a child whose exec failed with `errno`.
@@ -78,6 +78,8 @@ pub(super) struct ChildPlan<'a> {
     pub uid: Option<u32>,
     /// Highest signal number.
     pub rtmax: libc::c_int,
+    /// The `oom_score_adj` to restore (ctrlinit lowered its own), as decimal ASCII.
+    pub oom_score_adj: Option<&'a [u8]>,
 }
 
 /// Sets the child up and execs; on any failure reports the errno through the status pipe and
@@ -118,6 +120,18 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
             };
             if libc::setrlimit(resource, &lim) < 0 {
                 fail(plan.status_fd, Step::Rlimit);
+            }
+        }
+        if let Some(value) = plan.oom_score_adj {
+            // Before the identity changes, while the file is still writable by us. A failure
+            // only leaves the program as hard to kill as ctrlinit: not worth failing the start.
+            let fd = libc::open(
+                c"/proc/self/oom_score_adj".as_ptr(),
+                libc::O_WRONLY | libc::O_CLOEXEC,
+            );
+            if fd >= 0 {
+                libc::write(fd, value.as_ptr().cast(), value.len());
+                libc::close(fd);
             }
         }
         if let Some(groups) = plan.groups

@@ -1,54 +1,86 @@
-//! The environment a program starts with: ctrlinit's own, then `env_file`, then `env`, then the
-//! identity variables of its user.
+//! The environment a program starts with: ctrlinit's own (all of it, or with `inherit_env =
+//! false` only `PATH`, `HOME`, `USER` and `CTRLINIT_*`), then `env_file`, then `env`, then the
+//! identity variables of its user, then the caller's extra variables (a hook's).
 
-use std::ffi::OsString;
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::config::ProgramSpec;
+use crate::sys::files::read_regular;
+
+/// Largest env_file read: a file of KEY=VALUE lines has no business being bigger.
+pub const ENV_FILE_CAP: u64 = 1 << 20;
+
+/// What a program keeps of ctrlinit's environment with `inherit_env = false`.
+fn kept_without_inheritance(key: &OsStr) -> bool {
+    let k = key.as_bytes();
+    matches!(k, b"PATH" | b"HOME" | b"USER") || k.starts_with(b"CTRLINIT_")
+}
+
+/// An environment being built: variables in order, each set once (setting one again replaces
+/// its value in place, in constant time, however many there are).
+#[derive(Default)]
+struct Env {
+    vars: Vec<(OsString, OsString)>,
+    index: HashMap<OsString, usize>,
+}
+
+impl Env {
+    fn set(&mut self, key: OsString, value: OsString) {
+        match self.index.get(&key) {
+            Some(&i) => self.vars[i].1 = value,
+            None => {
+                self.index.insert(key.clone(), self.vars.len());
+                self.vars.push((key, value));
+            }
+        }
+    }
+}
 
 /// Builds the environment for `spec`, plus `extra` (set last, e.g. the finish hook's variables).
 pub fn program_env(
     spec: &ProgramSpec,
     extra: &[(&str, String)],
 ) -> Result<Vec<(OsString, OsString)>, String> {
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let mut env = Env::default();
+    for (k, v) in std::env::vars_os() {
+        if spec.inherit_env || kept_without_inheritance(&k) {
+            env.set(k, v);
+        }
+    }
     if let Some(path) = &spec.env_file {
         for (k, v) in read_env_file(path)? {
-            set(&mut env, OsString::from(k), OsString::from(v));
+            env.set(OsString::from(k), OsString::from(v));
         }
     }
     for (k, v) in &spec.env {
-        set(&mut env, k.into(), v.into());
+        env.set(k.into(), v.into());
     }
     if let Some(name) = &spec.run_as.user_name {
         let explicit = |k: &str| spec.env.iter().any(|(n, _)| n == k);
         for key in ["USER", "LOGNAME"] {
             if !explicit(key) {
-                set(&mut env, key.into(), name.into());
+                env.set(key.into(), name.into());
             }
         }
         if let (Some(home), false) = (&spec.run_as.home, explicit("HOME")) {
-            set(&mut env, "HOME".into(), home.into());
+            env.set("HOME".into(), home.into());
         }
     }
     for (k, v) in extra {
-        set(&mut env, (*k).into(), v.into());
+        env.set((*k).into(), v.into());
     }
-    Ok(env)
-}
-
-fn set(env: &mut Vec<(OsString, OsString)>, key: OsString, value: OsString) {
-    match env.iter_mut().find(|(k, _)| *k == key) {
-        Some(slot) => slot.1 = value,
-        None => env.push((key, value)),
-    }
+    Ok(env.vars)
 }
 
 /// Reads `KEY=VALUE` lines: blank lines and `#` comments are skipped, an `export ` prefix and
-/// matching outer quotes are removed. No interpolation happens.
+/// matching outer quotes are removed. No interpolation happens. Only a regular file of at most
+/// [`ENV_FILE_CAP`] bytes is read (a FIFO or `/dev/zero` is refused, never waited on).
 pub fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
-    let text =
-        std::fs::read(path).map_err(|e| format!("cannot read env_file {}: {e}", path.display()))?;
+    let text = read_regular(path, ENV_FILE_CAP)
+        .map_err(|e| format!("cannot read env_file {}: {e}", path.display()))?;
     let mut out = Vec::new();
     for (n, raw) in text.split(|&b| b == b'\n').enumerate() {
         let line = String::from_utf8_lossy(raw);
@@ -64,7 +96,15 @@ pub fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
                 n + 1
             ));
         };
-        out.push((key.trim().to_string(), unquote(value.trim()).to_string()));
+        let key = key.trim();
+        if key.is_empty() || key.contains('\0') || value.contains('\0') {
+            return Err(format!(
+                "{}:{}: not a variable a program can be given (an empty name or a NUL byte)",
+                path.display(),
+                n + 1
+            ));
+        }
+        out.push((key.to_string(), unquote(value.trim()).to_string()));
     }
     Ok(out)
 }
@@ -81,15 +121,13 @@ fn unquote(v: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
+    use crate::config::Kind;
 
     fn lookup<'a>(env: &'a [(OsString, OsString)], key: &str) -> Option<&'a OsStr> {
         env.iter()
             .find(|(k, _)| k.as_bytes() == key.as_bytes())
             .map(|(_, v)| v.as_os_str())
     }
-    use crate::config::Kind;
 
     #[test]
     fn env_file_then_env_then_extra() {
@@ -111,6 +149,40 @@ mod tests {
     }
 
     #[test]
+    fn without_inheritance_only_the_kept_variables_come_from_ctrlinit() {
+        let mut spec = ProgramSpec::new("api", vec!["x".into()], Kind::Service);
+        spec.inherit_env = false;
+        spec.env = vec![("MINE".into(), "1".into())];
+        let env = program_env(&spec, &[]).unwrap();
+        for (k, _) in &env {
+            let k = k.to_string_lossy();
+            assert!(
+                ["PATH", "HOME", "USER", "MINE"].contains(&k.as_ref())
+                    || k.starts_with("CTRLINIT_"),
+                "{k} leaked into a program with inherit_env = false"
+            );
+        }
+        assert_eq!(lookup(&env, "MINE").unwrap(), "1");
+    }
+
+    #[test]
+    fn many_variables_are_set_in_linear_time() {
+        let mut spec = ProgramSpec::new("api", vec!["x".into()], Kind::Service);
+        spec.env = (0..200_000)
+            .map(|i| (format!("V{i}"), i.to_string()))
+            .collect();
+        let t = std::time::Instant::now();
+        let env = program_env(&spec, &[]).unwrap();
+        assert!(env.len() >= 200_000);
+        // Quadratic was minutes at this size; linear is milliseconds (bound with wide margin).
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+
+    #[test]
     fn bad_env_files_are_reported() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("bad.env");
@@ -125,5 +197,7 @@ mod tests {
                 .unwrap_err()
                 .contains("cannot read env_file")
         );
+        let zero = read_env_file(Path::new("/dev/zero")).unwrap_err();
+        assert!(zero.contains("a character device"), "{zero}");
     }
 }

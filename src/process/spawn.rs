@@ -87,6 +87,8 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         .map_err(|e| setup_error(program, "cannot create a pipe", &e))?;
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
+    let inherited = crate::sys::init::inherited();
+    let oom = inherited.oom_score_adj.map(|v| v.to_string());
     let argv_ptrs = null_terminated(&strings.argv);
     let envp_ptrs = null_terminated(&strings.envp);
     let plan = ChildPlan {
@@ -104,6 +106,7 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         gid: launch.run_as.gid,
         uid: launch.run_as.uid,
         rtmax: libc::SIGRTMAX(),
+        oom_score_adj: oom.as_deref().map(str::as_bytes),
     };
     let pid =
         clone_and_run(&plan).map_err(|e| setup_error(program, "cannot create a process", &e))?;
@@ -332,6 +335,17 @@ fn raw_limits(rlimits: &[RlimitSetting], core_dumps: Option<bool>, root: bool) -
             (r.resource as libc::__rlimit_resource_t, v, v)
         })
         .collect();
+    // ctrlinit raised its own descriptor limit; a program gets the one ctrlinit was given,
+    // unless it sets its own.
+    let sets_nofile = rlimits
+        .iter()
+        .any(|r| r.resource == nix::sys::resource::Resource::RLIMIT_NOFILE);
+    if let (Some(soft), false) = (crate::sys::init::inherited().nofile_soft, sets_nofile)
+        && let Ok((_, hard)) =
+            nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+    {
+        out.push((libc::RLIMIT_NOFILE, soft, hard));
+    }
     if let Some(on) = core_dumps {
         // Keep the hard limit where it is (a non-root ctrlinit cannot raise it); root lifts it.
         let mut current = libc::rlimit {

@@ -354,7 +354,7 @@ fn status_of(p: &Program, now: Instant) -> ProgramStatus {
         restarts_in_window: p.history.in_window(spec.restart_window, now),
         max_restarts: spec.max_restarts,
         forced_restarts: p.forced_restarts,
-        last_exit: p.last_exit.map(exit_info),
+        last_exit: p.last_exit.map(|e| exit_info(e, p.oom_killed)),
         readiness: spec.ready.as_ref().map(|r| r.probe.describe()),
         ready: matches!(p.phase, Phase::Running { .. }) || p.phase == Phase::Completed,
         backoff_remaining_ms: match p.phase {
@@ -371,19 +371,26 @@ fn status_of(p: &Program, now: Instant) -> ProgramStatus {
     }
 }
 
-fn exit_info(e: Exit) -> ExitInfo {
+fn exit_info(e: Exit, oom_killed: bool) -> ExitInfo {
+    let text = if oom_killed {
+        format!("{e} (the OOM killer)")
+    } else {
+        e.to_string()
+    };
     match e {
         Exit::Code(c) => ExitInfo {
             code: Some(c),
             signal: None,
             core_dumped: false,
-            text: e.to_string(),
+            oom_killed,
+            text,
         },
         Exit::Signal { sig, core_dumped } => ExitInfo {
             code: None,
             signal: Some(signal_name(sig)),
             core_dumped,
-            text: e.to_string(),
+            oom_killed,
+            text,
         },
     }
 }

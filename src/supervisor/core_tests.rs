@@ -198,6 +198,7 @@ impl Sim {
             pid,
             exit,
             group_empty: true,
+            oom_killed: false,
         });
     }
 
@@ -318,6 +319,7 @@ fn exhaustion_stops_dependents_first_and_exits_with_the_escalation_code() {
             core_dumped: false,
         },
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.state("web"), State::Stopped);
     assert_eq!(sim.exit, Some(75));
@@ -369,6 +371,7 @@ fn readiness_timeout_is_a_failed_run() {
             core_dumped: false,
         },
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.state("db"), State::Backoff);
     assert_eq!(sim.core.programs()[0].history.total, 1);
@@ -383,6 +386,7 @@ fn a_lingering_child_is_stopped_and_killed_before_the_restart() {
             pid,
             exit: FAIL,
             group_empty: true,
+            oom_killed: false,
         },
         &[pid],
     );
@@ -404,6 +408,7 @@ fn a_lingering_child_is_stopped_and_killed_before_the_restart() {
             core_dumped: false,
         },
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.state("api"), State::Backoff);
 }
@@ -438,6 +443,7 @@ fn restart_propagates_to_dependents_after_the_holder_is_ready_again() {
             core_dumped: false,
         },
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.state("app"), State::Waiting);
     sim.advance(Duration::from_millis(100));
@@ -478,6 +484,7 @@ fn shutdown_stops_in_reverse_order_and_kills_after_the_stop_timeout() {
             core_dumped: false,
         },
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.signals.last(), Some(&(db, Signal::SIGTERM)));
     assert_eq!(sim.exit, None);
@@ -485,6 +492,7 @@ fn shutdown_stops_in_reverse_order_and_kills_after_the_stop_timeout() {
         pid: db,
         exit: OK,
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.exit, Some(0));
     assert!(
@@ -536,6 +544,7 @@ fn main_program_status_becomes_the_exit_status() {
         pid: side,
         exit: OK,
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.exit, Some(3));
 }
@@ -569,12 +578,14 @@ fn stop_by_hand_stops_dependents_first_and_nothing_restarts() {
         pid: api,
         exit: OK,
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.signals.last(), Some(&(db, Signal::SIGTERM)));
     sim.input(Input::Reaped {
         pid: db,
         exit: OK,
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.state("db"), State::Stopped);
     assert_eq!(sim.state("api"), State::Stopped);
@@ -601,11 +612,13 @@ fn restart_by_hand_brings_the_set_back_in_order() {
         pid: api,
         exit: OK,
         group_empty: true,
+        oom_killed: false,
     });
     sim.input(Input::Reaped {
         pid: db,
         exit: OK,
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.state("db"), State::Starting);
     assert_eq!(sim.state("api"), State::Waiting);
@@ -695,6 +708,7 @@ fn finish_hook_runs_before_the_restart() {
         pid: 555,
         exit: OK,
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(sim.state("api"), State::Backoff);
 }
@@ -765,6 +779,7 @@ fn a_reload_does_not_cancel_a_restart_by_hand_under_way() {
             core_dumped: false,
         },
         group_empty: true,
+        oom_killed: false,
     });
     assert_eq!(
         sim.state("stubborn"),

@@ -5,6 +5,7 @@
 
 pub mod control;
 pub mod core;
+pub mod events;
 mod idle;
 mod launch;
 pub mod notices;

@@ -103,12 +103,17 @@ pub fn restarting_because(dependency: &str) -> String {
 pub fn how_run_ended(
     exit: Option<Exit>,
     failed_to_start: bool,
+    oom_killed: bool,
     forced_failure: bool,
     ran_for: Duration,
     ready_timeout: Duration,
 ) -> String {
     match exit {
         Some(e) if failed_to_start => format!("failed to start ({e})"),
+        Some(e) if oom_killed => format!(
+            "{e}: killed by the OOM killer after {}",
+            fmt_duration(ran_for)
+        ),
         Some(e) if !forced_failure => format!("{e} after {}", fmt_duration(ran_for)),
         _ => format!("not ready within {}", fmt_duration(ready_timeout)),
     }

@@ -210,6 +210,8 @@ pub struct Program {
     pub waiting_why: Option<String>,
     /// The current run failed before the program ran (its exec or a setup step failed).
     pub failed_to_start: bool,
+    /// The last run was killed by the OOM killer.
+    pub oom_killed: bool,
     /// The last start failure told in full; the same failure again is not repeated.
     pub last_start_error: Option<String>,
 }
@@ -234,6 +236,7 @@ impl Program {
             announced: State::Stopped,
             waiting_why: None,
             failed_to_start: false,
+            oom_killed: false,
             last_start_error: None,
         }
     }

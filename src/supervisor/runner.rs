@@ -12,12 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use tokio::sync::broadcast;
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
 
 use super::control::{self, Control, Refusal};
 use super::core::{Action, Core, Input, Level, Notice};
+use super::events::EventLog;
 use super::idle::ColdMemory;
 use super::launch::Launcher;
 use super::probes::{ProbeEvent, Probes};
@@ -46,6 +47,13 @@ pub struct RunOptions {
     pub overrides: Overrides,
 }
 
+/// A configuration loaded off the owner loop for a reload (from `ctrlinit reload` when `reply`
+/// is set, else from SIGHUP).
+struct Reloaded {
+    loaded: Result<Config, crate::config::ConfigErrors>,
+    reply: Option<oneshot::Sender<Result<String, Refusal>>>,
+}
+
 /// The owner of all program state.
 pub struct Runner {
     core: Core,
@@ -59,16 +67,23 @@ pub struct Runner {
     config: Arc<Config>,
     /// A reloaded configuration the core has not switched to yet.
     pending_config: Option<Arc<Config>>,
+    /// Configurations read for a reload, from the thread that reads them.
+    reloads: UnboundedReceiver<Reloaded>,
+    reloads_tx: UnboundedSender<Reloaded>,
+    /// Whether a configuration is being read for a reload.
+    reading_config: bool,
     /// Requests from control connections.
     control: UnboundedReceiver<Control>,
     /// State changes, for `events`, `--wait` and command completion.
-    events: broadcast::Sender<EventRecord>,
+    events: Arc<EventLog>,
     /// Sequence number of the last event.
     seq: u64,
     /// Where the kernel writes cores (read once at start).
     core_pattern: CorePattern,
     /// Processes reaped that belonged to no program.
     orphans_reaped: u64,
+    /// The OOM killer's count in ctrlinit's cgroup when last read (`None`: not readable).
+    oom_kills: Option<u64>,
     cold_memory: ColdMemory,
 }
 
@@ -79,10 +94,14 @@ impl Runner {
         config: Arc<Config>,
         opts: RunOptions,
         control: UnboundedReceiver<Control>,
-        events: broadcast::Sender<EventRecord>,
+        events: Arc<EventLog>,
     ) -> Self {
         let (tx, probe_events) = unbounded_channel();
+        let (reloads_tx, reloads) = unbounded_channel();
         Runner {
+            reloads,
+            reloads_tx,
+            reading_config: false,
             core: Core::new(&config, Instant::now()),
             launcher: Launcher::new(opts.logs.clone()),
             opts,
@@ -97,6 +116,7 @@ impl Runner {
             seq: 0,
             core_pattern: CorePattern::read(),
             orphans_reaped: 0,
+            oom_kills: crate::sys::cgroups::oom_kills(),
             cold_memory: ColdMemory::AfterStartup,
         }
     }
@@ -137,6 +157,7 @@ impl Runner {
                 // A due deadline (a backoff ending, a SIGKILL escalation) goes before requests:
                 // a storm of clients keeps the request channel busy and must not starve it.
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
+                Some(done) = self.reloads.recv() => self.reload_read(done),
                 Some(request) = self.control.recv() => self.on_control(request),
                 _ = sleep_until(release_at), if release_at.is_some() => self.release_memory(),
             }
@@ -201,12 +222,9 @@ impl Runner {
             return;
         }
         match signal {
-            Signal::SIGHUP => match self.reload() {
-                Ok(summary) => info!("SIGHUP: reload: {summary}"),
-                Err(e) => error!(
-                    "SIGHUP: reload refused, keeping the running configuration: {}",
-                    e.message
-                ),
+            Signal::SIGHUP => match self.reload_refusal() {
+                Some(e) => error!("SIGHUP: reload refused: {}", e.message),
+                None => self.start_reload(None),
             },
             Signal::SIGUSR1 => {
                 let _ = self.opts.logs.send(LogCommand::Reopen);
@@ -228,10 +246,12 @@ impl Runner {
             } else if self.core.owns_pid(pid) {
                 // Programs lead their own process group: is anything of it left to stop?
                 let group_empty = !group_exists(pid);
+                let oom_killed = self.oom_killed(exit);
                 self.feed(Input::Reaped {
                     pid,
                     exit,
                     group_empty,
+                    oom_killed,
                 });
             } else {
                 // An orphan (or a program's child): reaped, counted, nothing to decide. A burst
@@ -251,6 +271,20 @@ impl Runner {
             }
         }
         self.reaped = reaped;
+    }
+
+    /// Whether a SIGKILL death was the OOM killer's: the cgroup's count moved since the last look
+    /// (read only for SIGKILLs; with several at once, each is credited while the count moves).
+    fn oom_killed(&mut self, exit: Exit) -> bool {
+        if exit.signal() != Some(libc::SIGKILL) {
+            return false;
+        }
+        let now = crate::sys::cgroups::oom_kills();
+        let moved = matches!((self.oom_kills, now), (Some(before), Some(after)) if after > before);
+        if now.is_some() {
+            self.oom_kills = now;
+        }
+        moved
     }
 
     /// Hands `input` to the core and carries out what it decides, including the inputs those
@@ -297,7 +331,8 @@ impl Runner {
                 pid,
                 exit,
                 uptime,
-            } => self.report_crash(id, pid, exit, uptime),
+                oom_killed,
+            } => self.report_crash(id, pid, exit, uptime, oom_killed),
             Action::TerminationMessage(line) => write_termination_log(&line),
             Action::Exit { code, deadline } => self.exit = Some((code, deadline)),
             Action::Reloaded => {
@@ -327,7 +362,7 @@ impl Runner {
             to: n.transition.map(|t| t.1),
             message: n.message,
         };
-        let _ = self.events.send(record);
+        self.events.publish(record);
     }
 
     fn spawn_program(&mut self, id: ProgramId) -> Input {
@@ -359,7 +394,14 @@ impl Runner {
         }
     }
 
-    fn report_crash(&mut self, id: ProgramId, pid: i32, exit: Exit, uptime: Duration) {
+    fn report_crash(
+        &mut self,
+        id: ProgramId,
+        pid: i32,
+        exit: Exit,
+        uptime: Duration,
+        oom_killed: bool,
+    ) {
         let Some(p) = self.core.program(id) else {
             return;
         };
@@ -388,6 +430,7 @@ impl Runner {
             core_dumps: spec.core_dumps,
             max_cores: spec.max_cores,
             max_reports: spec.max_reports,
+            oom_killed,
             at: std::time::SystemTime::now(),
         };
         debug!(
@@ -438,9 +481,13 @@ impl Runner {
             Control::Health { strict, reply } => {
                 let _ = reply.send(control::health(&self.core, strict));
             }
-            Control::Reload { reply } => {
-                let _ = reply.send(self.reload());
-            }
+            // Answered once the configuration is read (off this loop) and applied.
+            Control::Reload { reply } => match self.reload_refusal() {
+                Some(refusal) => {
+                    let _ = reply.send(Err(refusal));
+                }
+                None => self.start_reload(Some(reply)),
+            },
             Control::Shutdown { reply } => {
                 self.feed(Input::Shutdown {
                     reason: "requested over the control socket".into(),
@@ -453,28 +500,72 @@ impl Runner {
         }
     }
 
-    /// Re-reads the configuration; on success the core stops what was removed or changed, then
-    /// switches. On failure the running configuration stays, and every error is returned.
-    fn reload(&mut self) -> Result<String, Refusal> {
+    /// Why a reload cannot start now: while shutting down, or while another is under way.
+    fn reload_refusal(&self) -> Option<Refusal> {
         if self.core.shutting_down() {
-            return Err(Refusal::new(
+            return Some(Refusal::new(
                 ErrorKind::Refused,
                 "the container is shutting down",
             ));
         }
-        if self.core.reload_pending() {
-            return Err(Refusal::new(
+        if self.reading_config || self.core.reload_pending() {
+            return Some(Refusal::new(
                 ErrorKind::Refused,
                 "a reload is already in progress",
             ));
         }
-        self.cold_memory = ColdMemory::AfterStartup;
-        let config = crate::config::load_with(&self.opts.load, &self.opts.overrides)
-            .map_err(|e| Refusal::new(ErrorKind::Failed, e.to_string()))?;
-        let summary = self.core.reload_summary(&config);
-        self.pending_config = Some(Arc::new(config.clone()));
-        self.feed(Input::Reload(Box::new(config)));
-        Ok(summary)
+        None
+    }
+
+    /// Starts a reload: the configuration is read and validated on a thread of its own (a large
+    /// or slow file never holds up reaping, restarts or requests), then [`Runner::reload_read`]
+    /// applies it and answers `reply` (`None`: SIGHUP, which logs the outcome).
+    fn start_reload(&mut self, reply: Option<oneshot::Sender<Result<String, Refusal>>>) {
+        let (load, overrides) = (self.opts.load.clone(), self.opts.overrides.clone());
+        let tx = self.reloads_tx.clone();
+        // The reply travels with the work (should the thread not start, dropping it tells the
+        // client the request failed).
+        let spawned = std::thread::Builder::new()
+            .name("ctrlinit-reload".into())
+            .spawn(move || {
+                let loaded = crate::config::load_with(&load, &overrides);
+                let _ = tx.send(Reloaded { loaded, reply });
+            });
+        match spawned {
+            Ok(_) => self.reading_config = true,
+            Err(e) => error!("reload refused: cannot start reading the configuration: {e}"),
+        }
+    }
+
+    /// A configuration was read for a reload: on success the core stops what was removed or
+    /// changed, then switches; on failure the running configuration stays, and every error is
+    /// returned.
+    fn reload_read(&mut self, done: Reloaded) {
+        self.reading_config = false;
+        let answer = match done.loaded {
+            _ if self.core.shutting_down() => Err(Refusal::new(
+                ErrorKind::Refused,
+                "the container is shutting down",
+            )),
+            Err(errors) => Err(Refusal::new(ErrorKind::Failed, errors.to_string())),
+            Ok(config) => {
+                self.cold_memory = ColdMemory::AfterStartup;
+                let summary = self.core.reload_summary(&config);
+                self.pending_config = Some(Arc::new(config.clone()));
+                self.feed(Input::Reload(Box::new(config)));
+                Ok(summary)
+            }
+        };
+        match (done.reply, answer) {
+            (Some(reply), answer) => {
+                let _ = reply.send(answer);
+            }
+            (None, Ok(summary)) => info!("SIGHUP: reload: {summary}"),
+            (None, Err(e)) => error!(
+                "SIGHUP: reload refused, keeping the running configuration: {}",
+                e.message
+            ),
+        }
     }
 
     /// Every program is down: stop stray processes (TERM, then KILL at `deadline`), reap them,

@@ -131,3 +131,46 @@ pub fn lower_thread_priority() {
         libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 5);
     }
 }
+
+/// What ctrlinit changed of its own process at start, so that programs get the original back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Inherited {
+    /// The `RLIMIT_NOFILE` soft limit ctrlinit was started with, when it raised its own.
+    pub nofile_soft: Option<u64>,
+    /// The `oom_score_adj` ctrlinit was started with, when it lowered its own.
+    pub oom_score_adj: Option<i32>,
+}
+
+static INHERITED: std::sync::OnceLock<Inherited> = std::sync::OnceLock::new();
+
+/// What [`harden_self`] changed (nothing, before it ran).
+pub fn inherited() -> Inherited {
+    INHERITED.get().copied().unwrap_or_default()
+}
+
+/// PID 1 must outlast what it supervises: its descriptor limit is raised to the hard limit
+/// (thousands of pipes and connections must not fail it), and its OOM score is set to -1000
+/// when allowed (the kernel then kills a program, never the init). Programs get the original
+/// values back before exec (see `process::child`). Call once, at start.
+pub fn harden_self() -> Inherited {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let mut changed = Inherited::default();
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+        && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok()
+    {
+        changed.nofile_soft = Some(soft);
+    }
+    let path = std::path::Path::new("/proc/self/oom_score_adj");
+    let old = super::files::read_regular(path, 64)
+        .ok()
+        .and_then(|b| String::from_utf8_lossy(&b).trim().parse::<i32>().ok());
+    if let Some(old) = old
+        && old != -1000
+        && std::fs::write(path, "-1000").is_ok()
+    {
+        changed.oom_score_adj = Some(old);
+    }
+    let _ = INHERITED.set(changed);
+    changed
+}

@@ -46,6 +46,13 @@ pub fn groups_of(user: &str, primary: u32) -> Vec<u32> {
     groups_of_in(Path::new(GROUP), user, primary)
 }
 
+/// Whether group `gid` lists `user` as a member in `/etc/group`.
+pub fn lists_member(gid: u32, user: &str) -> bool {
+    groups(Path::new(GROUP))
+        .into_iter()
+        .any(|(_, g, members)| g == gid && members.iter().any(|m| m == user))
+}
+
 fn groups_of_in(file: &Path, user: &str, primary: u32) -> Vec<u32> {
     let mut out = vec![primary];
     for (_, gid, members) in groups(file) {
@@ -85,7 +92,10 @@ fn groups(file: &Path) -> Vec<(String, u32, Vec<String>)> {
 /// Applies `parse` to the colon-separated fields of each non-comment line; a missing or
 /// unreadable file is an empty database.
 fn records<T>(file: &Path, parse: impl Fn(&[&str]) -> Option<T>) -> Vec<T> {
-    let text = std::fs::read_to_string(file).unwrap_or_default();
+    // A database over 4 MiB is not a container's: read as empty rather than without bound.
+    let text = super::files::read_regular(file, 4 << 20)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .filter_map(|l| parse(&l.split(':').collect::<Vec<&str>>()))

@@ -43,9 +43,33 @@ pub struct Builder {
     dir: tempfile::TempDir,
     /// A config directory of its own (the repository's example) instead of `<dir>/conf.d`.
     conf: Option<PathBuf>,
+    /// A cgroup (v1 or v2 directory) to start ctrlinit in.
+    cgroup: Option<PathBuf>,
+    /// `prlimit` arguments to start ctrlinit with (`--nofile=1024:4096`).
+    prlimit: Option<String>,
+    /// The umask to start ctrlinit with.
+    umask: Option<u32>,
 }
 
 impl Builder {
+    /// Starts ctrlinit inside the cgroup at `dir` (its `cgroup.procs` is written first).
+    pub fn in_cgroup(mut self, dir: &Path) -> Self {
+        self.cgroup = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Starts ctrlinit with this umask.
+    pub fn umask(mut self, mask: u32) -> Self {
+        self.umask = Some(mask);
+        self
+    }
+
+    /// Starts ctrlinit with these resource limits (`prlimit` syntax, e.g. `--nofile=1024:8192`).
+    pub fn prlimit(mut self, limits: &str) -> Self {
+        self.prlimit = Some(limits.to_string());
+        self
+    }
+
     /// Uses the existing config directory `conf` (files added with [`Builder::file`] are
     /// ignored then).
     pub fn config_dir(mut self, conf: &Path) -> Self {
@@ -95,14 +119,36 @@ impl Builder {
             .unwrap();
         }
         let socket = dir.join("ctrlinit.sock");
-        let mut cmd = if self.namespace {
-            let mut c = Command::new("unshare");
-            c.args(["--pid", "--fork", "--mount-proc", "--kill-child"])
-                .arg(bin());
-            c
-        } else {
-            Command::new(bin())
-        };
+        // What runs: [sh -c 'join the cgroup' sh] [prlimit LIMITS] [unshare …] ctrlinit; each
+        // wrapper execs the next, so the first child's pid is unshare's (or ctrlinit's).
+        let mut argv: Vec<String> = Vec::new();
+        let mut shell = Vec::new();
+        if let Some(cg) = &self.cgroup {
+            shell.push(format!("echo $$ > {}/cgroup.procs", cg.display()));
+        }
+        if let Some(mask) = self.umask {
+            shell.push(format!("umask {mask:03o}"));
+        }
+        if !shell.is_empty() {
+            shell.push("exec \"$@\"".into());
+            argv.extend([
+                "/bin/sh".to_string(),
+                "-c".into(),
+                shell.join(" && "),
+                "sh".into(),
+            ]);
+        }
+        if let Some(limits) = &self.prlimit {
+            argv.extend(["prlimit".to_string(), limits.clone()]);
+        }
+        if self.namespace {
+            argv.extend(
+                ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"].map(String::from),
+            );
+        }
+        argv.push(bin().to_string());
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]);
         cmd.arg("--config-dir").arg(&conf);
         cmd.args(&self.args);
         cmd.env("CTRLINIT_SOCKET", &socket)
@@ -174,6 +220,9 @@ pub fn init() -> Builder {
         namespace: true,
         dir: tempfile::tempdir().unwrap(),
         conf: None,
+        cgroup: None,
+        prlimit: None,
+        umask: None,
     }
 }
 

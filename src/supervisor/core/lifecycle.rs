@@ -20,6 +20,7 @@ impl Core {
         p.run_started = Some(now);
         p.signals_sent = 0;
         p.failed_to_start = false;
+        p.oom_killed = false;
         p.last_start_error = None;
         let (id, run) = (p.id, p.run);
         let spec = Arc::clone(&p.spec);
@@ -99,6 +100,7 @@ impl Core {
         pid: i32,
         exit: Exit,
         group_empty: bool,
+        oom_killed: bool,
         now: Instant,
         acts: &mut Vec<Action>,
     ) {
@@ -111,6 +113,7 @@ impl Core {
             self.complete(i, then, now, acts);
             return;
         }
+        self.programs[i].oom_killed = oom_killed;
         self.main_exited(i, pid, exit, group_empty, now, acts);
     }
 
@@ -141,6 +144,7 @@ impl Core {
                 pid,
                 exit,
                 uptime,
+                oom_killed: p.oom_killed,
             });
         }
         let stop_signal = p.spec.stop_signal;
@@ -281,6 +285,7 @@ impl Core {
         let how = notices::how_run_ended(
             exit,
             p.failed_to_start,
+            p.oom_killed,
             forced_failure,
             ran_for,
             spec.ready_timeout,

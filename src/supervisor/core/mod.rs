@@ -79,6 +79,9 @@ pub enum Input {
         exit: Exit,
         /// Whether its process group was empty once it was reaped (nothing left to stop).
         group_empty: bool,
+        /// Whether the OOM killer's count of ctrlinit's cgroup moved with this death (a
+        /// SIGKILL that was the OOM killer's).
+        oom_killed: bool,
     },
     /// The process group of a program whose leader is gone is empty.
     GroupGone {
@@ -167,6 +170,8 @@ pub enum Action {
         exit: Exit,
         /// How long it ran.
         uptime: Duration,
+        /// The OOM killer took it.
+        oom_killed: bool,
     },
     /// Write this line to `/dev/termination-log` (Kubernetes), when it exists.
     TerminationMessage(String),
@@ -395,7 +400,8 @@ impl Core {
                 pid,
                 exit,
                 group_empty,
-            } => self.reaped(pid, exit, group_empty, now, &mut acts),
+                oom_killed,
+            } => self.reaped(pid, exit, group_empty, oom_killed, now, &mut acts),
             Input::GroupGone { .. } => self.group_gone(i, now, &mut acts),
             Input::Ready { run, .. } => self.ready(i, run, now, &mut acts),
             Input::FinishSpawned { pid, .. } => self.finish_spawned(i, pid),

@@ -1,0 +1,330 @@
+//! Hostile input cannot take PID 1 down (issue 13): each config that once killed or hung ctrlinit
+//! is now a clear error, both from `ctrlinit check` (exit 2, naming file, line and fix) and from
+//! `ctrlinit reload` on a running container (refused; the programs keep their pids; the owner
+//! loop keeps reaping and answers `status` promptly while the reload reads the files).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// One hostile config: files for conf.d (`{dir}` is the test directory), what to make before
+/// (FIFOs, sparse files), and what the error must say.
+struct Case {
+    name: &'static str,
+    files: Vec<(&'static str, String)>,
+    setup: fn(&Path),
+    says: &'static [&'static str],
+}
+
+fn nothing(_: &Path) {}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "a program name of 65,536 characters",
+            files: vec![(
+                "z.toml",
+                format!("[program.{}]\ncommand = [\"/bin/true\"]\n", "x".repeat(65_536)),
+            )],
+            setup: nothing,
+            says: &["is 65536 characters long", "fix: use at most 64 characters"],
+        },
+        Case {
+            name: "a 4 GiB sparse config file",
+            files: vec![],
+            setup: |dir| {
+                let f = std::fs::File::create(dir.join("conf.d/z-huge.toml")).unwrap();
+                f.set_len(4 << 30).unwrap();
+            },
+            says: &["z-huge.toml", "over the limit of 4.0 MiB", "fix: a config file is read up to 4 MiB"],
+        },
+        Case {
+            name: "an env_file that is a FIFO",
+            files: vec![(
+                "z.toml",
+                "[program.fifo]\ncommand = [\"/bin/true\"]\nenv_file = \"{dir}/fifo.env\"\n"
+                    .to_string(),
+            )],
+            setup: |dir| {
+                nix::unistd::mkfifo(
+                    &dir.join("fifo.env"),
+                    nix::sys::stat::Mode::from_bits_truncate(0o600),
+                )
+                .unwrap();
+            },
+            says: &["program.fifo.env_file", "is a FIFO, not a regular file", "fix:"],
+        },
+        Case {
+            name: "env_file = /dev/zero",
+            files: vec![(
+                "z.toml",
+                "[program.zero]\ncommand = [\"/bin/true\"]\nenv_file = \"/dev/zero\"\n".to_string(),
+            )],
+            setup: nothing,
+            says: &["program.zero.env_file", "a character device", "fix:"],
+        },
+        Case {
+            name: "NUL bytes in command, env and workdir",
+            files: vec![(
+                "z.toml",
+                r#"
+[program.nul1]
+command = ["/bin/echo", "a\u0000b"]
+
+[program.nul2]
+command = ["/bin/true"]
+env = { A = "x\u0000" }
+
+[program.nul3]
+command = ["/bin/true"]
+workdir = "/tmp\u0000/x"
+"#
+                .to_string(),
+            )],
+            setup: nothing,
+            says: &[
+                "program.nul1.command[1]: the value holds a NUL byte",
+                "program.nul2.env.A: the value holds a NUL byte",
+                "program.nul3.workdir: the value holds a NUL byte",
+            ],
+        },
+        Case {
+            name: "programs named . and ..",
+            files: vec![(
+                "z.toml",
+                "[program.\".\"]\ncommand = [\"/bin/true\"]\n[program.\"..\"]\ncommand = [\"/bin/true\"]\n"
+                    .to_string(),
+            )],
+            setup: nothing,
+            says: &["\"..\" is not a valid program name: it names a directory"],
+        },
+        Case {
+            name: "a program named ctrlinit",
+            files: vec![(
+                "z.toml",
+                "[program.ctrlinit]\ncommand = [\"/bin/true\"]\n".to_string(),
+            )],
+            setup: nothing,
+            says: &["ctrlinit's own name", "fix: choose another name"],
+        },
+        Case {
+            name: "a config file that is a FIFO",
+            files: vec![],
+            setup: |dir| {
+                nix::unistd::mkfifo(
+                    &dir.join("conf.d/z-pipe.toml"),
+                    nix::sys::stat::Mode::from_bits_truncate(0o600),
+                )
+                .unwrap();
+            },
+            says: &["z-pipe.toml", "a FIFO, not a regular file"],
+        },
+        Case {
+            name: "an unterminated ${",
+            files: vec![(
+                "z.toml",
+                "[program.open]\ncommand = [\"/bin/echo\", \"port ${API_PORT\"]\n".to_string(),
+            )],
+            setup: nothing,
+            says: &["the `${` at column 6 of the value is never closed"],
+        },
+        Case {
+            name: "a numeric user with no passwd entry and no group",
+            files: vec![(
+                "z.toml",
+                "[program.uid]\ncommand = [\"/bin/true\"]\nuser = \"4242\"\n".to_string(),
+            )],
+            setup: nothing,
+            says: &["user \"4242\" has no /etc/passwd entry", "fix: set group as well"],
+        },
+    ]
+}
+
+/// A healthy role: one program that must keep its pid, one that restarts all the time (so the
+/// owner loop is seen reaping and restarting during a reload).
+const HEALTHY: &str = r#"
+[program.keep]
+command = ["/bin/sleep", "1000"]
+
+[program.beat]
+command = ["/bin/sh", "-c", "exit 1"]
+backoff = { initial = "20ms", max = "20ms" }
+max_restarts = 999999
+"#;
+
+#[test]
+fn check_reports_each_hostile_config_with_file_line_and_fix() {
+    for case in cases() {
+        let (dir, conf) = config_dir(&[("a.toml", "[program.ok]\ncommand = [\"/bin/true\"]\n")]);
+        for (name, text) in &case.files {
+            let text = text.replace("{dir}", dir.path().to_str().unwrap());
+            std::fs::write(conf.join(name), text).unwrap();
+        }
+        (case.setup)(dir.path());
+        let ran = check_config(&conf);
+        assert_eq!(ran.code, 2, "{}: {ran:?}", case.name);
+        for says in case.says {
+            assert!(
+                ran.stderr.contains(says),
+                "{}: {says:?} not in:\n{}",
+                case.name,
+                ran.stderr
+            );
+        }
+        // Every error line names its file and (but for whole-file problems) its line.
+        for line in ran.stderr.lines().filter(|l| l.starts_with("error: ")) {
+            assert!(line.contains(".toml"), "{}: {line}", case.name);
+        }
+        assert!(ran.stderr.contains("fix:"), "{}: {}", case.name, ran.stderr);
+    }
+}
+
+/// Sends raw `status` requests until told to stop; the slowest round trip seen.
+fn sample_status(socket: std::path::PathBuf, stop: Arc<AtomicBool>) -> Vec<Duration> {
+    let mut took = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let t = Instant::now();
+        let mut s = UnixStream::connect(&socket).unwrap();
+        s.set_read_timeout(Some(DEADLINE)).unwrap();
+        s.write_all(b"{\"v\":1,\"cmd\":\"status\"}\n").unwrap();
+        let mut line = String::new();
+        BufReader::new(s).read_line(&mut line).unwrap();
+        assert!(line.contains("\"type\":\"status\""), "{line}");
+        took.push(t.elapsed());
+    }
+    took
+}
+
+fn restarts_of(init: &Init, name: &str) -> u64 {
+    init.program_json(name)["restarts"].as_u64().unwrap()
+}
+
+#[test]
+fn reload_refuses_each_hostile_config_and_harms_nothing_running() {
+    let init = init().file("a.toml", HEALTHY).start();
+    init.wait_states(&["keep=running"]);
+    let keep = init.pid_of("keep").unwrap();
+    let conf = init.dir().join("conf.d");
+    for case in cases() {
+        for (name, text) in &case.files {
+            let text = text.replace("{dir}", init.dir().to_str().unwrap());
+            std::fs::write(conf.join(name), text).unwrap();
+        }
+        (case.setup)(init.dir());
+        let beats = restarts_of(&init, "beat");
+        let stop = Arc::new(AtomicBool::new(false));
+        let sampler = {
+            let (socket, stop) = (init.socket.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || sample_status(socket, stop))
+        };
+        let (code, out) = init.ctl(&["reload"]);
+        stop.store(true, Ordering::Relaxed);
+        let took = sampler.join().unwrap();
+        assert_eq!(code, 1, "{}: reload accepted:\n{out}", case.name);
+        for says in case.says {
+            assert!(out.contains(says), "{}: {says:?} not in:\n{out}", case.name);
+        }
+        assert_eq!(
+            init.pid_of("keep"),
+            Some(keep),
+            "{}: keep was touched",
+            case.name
+        );
+        wait_until(
+            &format!("{}: beat to go on restarting", case.name),
+            DEADLINE,
+            || (restarts_of(&init, "beat") > beats).then_some(()),
+        );
+        let slowest = took.iter().max().copied().unwrap_or_default();
+        assert!(
+            slowest < Duration::from_millis(500),
+            "{}: status took {slowest:?} during the reload",
+            case.name
+        );
+        // Clean up for the next case.
+        for e in std::fs::read_dir(&conf).unwrap().flatten() {
+            if e.file_name() != "a.toml" {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+    }
+    assert!(alive(init.pid));
+}
+
+/// 40,000 `env` keys once made every spawn take seconds (setting them was quadratic) and a
+/// reload parse on the owner's thread: now the program starts at once, and `status` is answered
+/// within 100 ms while the reload reads the file.
+#[test]
+fn a_program_with_forty_thousand_env_keys_starts_at_once_and_reload_does_not_stall() {
+    let mut text = String::from(
+        "[program.wide]\ncommand = [\"/bin/sh\", \"-c\", \"echo $K39999 > {dir}/seen; exec sleep 1000\"]\n[program.wide.env]\n",
+    );
+    for i in 0..40_000 {
+        text.push_str(&format!("K{i} = \"value-{i}\"\n"));
+    }
+    let init = init().file("a.toml", HEALTHY).file("b.toml", &text).start();
+    assert_eq!(
+        wait_for_file(&init.dir().join("seen")).trim(),
+        "value-39999"
+    );
+    // A reload that changes one key: the parse is on a thread of its own.
+    std::fs::write(
+        init.dir().join("conf.d/b.toml"),
+        text.replace("value-39999", "changed")
+            .replace("{dir}", init.dir().to_str().unwrap()),
+    )
+    .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (socket, stop) = (init.socket.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || sample_status(socket, stop))
+    };
+    let (code, out) = init.ctl(&["reload"]);
+    stop.store(true, Ordering::Relaxed);
+    let mut took = sampler.join().unwrap();
+    assert_eq!(code, 0, "{out}");
+    took.sort();
+    let p95 = took[took.len() * 95 / 100];
+    assert!(
+        p95 < Duration::from_millis(100),
+        "status took {p95:?} (95th percentile of {} requests) during the reload",
+        took.len()
+    );
+    wait_until("the changed program to start", DEADLINE, || {
+        std::fs::read_to_string(init.dir().join("seen"))
+            .ok()
+            .filter(|s| s.trim() == "changed")
+    });
+}
+
+/// An env_file that becomes a FIFO after the config was checked: the start fails at once with
+/// the reason (it is never waited on), and the init goes on (SIGTERM still stops it).
+#[test]
+fn an_env_file_turned_into_a_fifo_fails_the_start_without_hanging_the_init() {
+    let mut init = init()
+        .file(
+            "a.toml",
+            "[program.late]\ncommand = [\"/bin/sleep\", \"1000\"]\nenv_file = \"{dir}/late.env\"\nautostart = false\n",
+        )
+        .start();
+    init.wait_states(&["late=stopped"]);
+    nix::unistd::mkfifo(
+        &init.dir().join("late.env"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    let (code, out) = init.ctl(&["start", "late", "--timeout", "10s"]);
+    assert_eq!(code, 1, "{out}");
+    init.wait_for_line("is a FIFO, not a regular file");
+    let (code, out) = init.ctl(&["status"]);
+    assert!(code == 0 || code == 3, "{out}");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
