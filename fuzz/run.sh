@@ -15,11 +15,11 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(config_toml config_bytes protocol units framer)
+[ ${#targets[@]} -gt 0 ] || targets=(config_toml config_bytes protocol units framer run_config)
 
 for t in "${targets[@]}"; do
   case $t in
-    config_toml|config_bytes) seeds=fuzz/seeds/config; args=(-dict=fuzz/dict/config.dict -max_len=8192) ;;
+    config_toml|config_bytes|run_config) seeds=fuzz/seeds/config; args=(-dict=fuzz/dict/config.dict -max_len=8192) ;;
     protocol) seeds=fuzz/seeds/protocol; args=(-dict=fuzz/dict/protocol.dict -max_len=4096) ;;
     units) seeds=fuzz/seeds/units; args=(-dict=fuzz/dict/config.dict -max_len=1024) ;;
     framer) seeds=fuzz/seeds/framer; args=(-max_len=512) ;;

@@ -606,3 +606,56 @@ finish = ["/nonexistent/hook"]
         strict.stderr
     );
 }
+
+#[test]
+fn links_that_lead_nowhere_are_warnings_check_prints() {
+    let (dir, conf) = config_dir(&[("a.toml", "[program.ok]\ncommand = [\"/bin/true\"]\n")]);
+    std::os::unix::fs::symlink(dir.path().join("gone.toml"), conf.join("b-dangling.toml")).unwrap();
+    std::os::unix::fs::symlink(conf.join("c-loop.toml"), conf.join("c-loop.toml")).unwrap();
+    // A link to a real file is read as the file (a Kubernetes ConfigMap is mounted so).
+    std::fs::write(
+        dir.path().join("real.toml"),
+        "[program.linked]\ncommand = [\"/bin/true\"]\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(dir.path().join("real.toml"), conf.join("d-linked.toml")).unwrap();
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    assert!(
+        ran.stdout.contains("b-dangling.toml is a symbolic link to")
+            && ran.stdout.contains("which does not exist; skipped"),
+        "{}",
+        ran.stdout
+    );
+    assert!(
+        ran.stdout
+            .contains("c-loop.toml is a symbolic link that loops; skipped"),
+        "{}",
+        ran.stdout
+    );
+    assert!(ran.stdout.contains("linked (service)"), "{}", ran.stdout);
+}
+
+#[test]
+fn interpolation_errors_say_what_and_where() {
+    for (value, says) in [
+        (
+            r#""${NEEDED:?}""#,
+            "environment variable NEEDED is required (${NEEDED:?}) and is not set or empty",
+        ),
+        (
+            r#""x ${PORT""#,
+            "the `${` at column 3 of the value is never closed",
+        ),
+    ] {
+        let text = format!("[program.web]\ncommand = [\"/bin/echo\", {value}]\n");
+        let (_dir, conf) = config_dir(&[("a.toml", &text)]);
+        let ran = check_config(&conf);
+        assert_eq!(ran.code, 2, "{ran:?}");
+        assert!(
+            ran.stderr.contains("a.toml:2: program.web.command[1]: ") && ran.stderr.contains(says),
+            "{says:?} not in {}",
+            ran.stderr
+        );
+    }
+}

@@ -19,7 +19,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
-const TARGETS: &[&str] = &["config_toml", "config_bytes", "protocol", "units", "framer"];
+const TARGETS: &[&str] = &[
+    "config_toml",
+    "config_bytes",
+    "protocol",
+    "units",
+    "framer",
+    "run_config",
+];
 
 fn inputs(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -93,6 +100,10 @@ fn run(target: &str) {
         "protocol" => replay(target, harness::check_protocol),
         "units" => replay(target, harness::check_units),
         "framer" => replay(target, harness::check_framer),
+        "run_config" => {
+            let mut dir = harness::ConfigDir::new();
+            replay(target, |d| harness::check_run(&mut dir, d))
+        }
         other => panic!("unknown fuzz target {other}"),
     };
     println!("{target}: {n} inputs replayed, {} failed", failures.len());
@@ -140,4 +151,9 @@ fn units_inputs() {
 #[test]
 fn framer_inputs() {
     run("framer");
+}
+
+#[test]
+fn run_config_inputs() {
+    run("run_config");
 }

@@ -26,6 +26,8 @@ command = [
   "$${CTRLINIT_T_SET}",
   "$HOME and $1 stay",
   "pre-${CTRLINIT_T_SET}-post",
+  "${CTRLINIT_T_UNSET:-${CTRLINIT_T_SET}}",
+  "${CTRLINIT_T_SET:-${CTRLINIT_T_UNSET}}",
 ]
 
 [program.envcheck]
@@ -48,6 +50,9 @@ env = { GREETING = "hello ${CTRLINIT_T_SET}", LITERAL = "$${NOT_EXPANDED}" }
             "${CTRLINIT_T_SET}",
             "$HOME and $1 stay",
             "pre-from-env-post",
+            // Nested defaults expand in full (this was `from-env}` once).
+            "from-env",
+            "from-env",
         ]
     );
     let env = wait_for_file(&init.dir().join("env"));
