@@ -186,10 +186,10 @@ fn check_reports_each_hostile_config_with_file_line_and_fix() {
     }
 }
 
-/// Sends raw `status` requests until told to stop; the slowest round trip seen.
+/// Sends raw `status` requests until told to stop (at least one); their round trips.
 fn sample_status(socket: std::path::PathBuf, stop: Arc<AtomicBool>) -> Vec<Duration> {
     let mut took = Vec::new();
-    while !stop.load(Ordering::Relaxed) {
+    while took.is_empty() || !stop.load(Ordering::Relaxed) {
         let t = Instant::now();
         let mut s = UnixStream::connect(&socket).unwrap();
         s.set_read_timeout(Some(DEADLINE)).unwrap();
@@ -212,6 +212,7 @@ fn reload_refuses_each_hostile_config_and_harms_nothing_running() {
     init.wait_states(&["keep=running"]);
     let keep = init.pid_of("keep").unwrap();
     let conf = init.dir().join("conf.d");
+    let mut samples = Vec::new();
     for case in cases() {
         for (name, text) in &case.files {
             let text = text.replace("{dir}", init.dir().to_str().unwrap());
@@ -244,10 +245,11 @@ fn reload_refuses_each_hostile_config_and_harms_nothing_running() {
         );
         let slowest = took.iter().max().copied().unwrap_or_default();
         assert!(
-            slowest < Duration::from_millis(500),
+            slowest < Duration::from_secs(1),
             "{}: status took {slowest:?} during the reload",
             case.name
         );
+        samples.extend(took);
         // Clean up for the next case.
         for e in std::fs::read_dir(&conf).unwrap().flatten() {
             if e.file_name() != "a.toml" {
@@ -255,6 +257,14 @@ fn reload_refuses_each_hostile_config_and_harms_nothing_running() {
             }
         }
     }
+    // Answered promptly all along (a loaded machine may delay one; the 95th percentile may not).
+    samples.sort();
+    let p95 = samples[samples.len() * 95 / 100];
+    assert!(
+        p95 < Duration::from_millis(100),
+        "status took {p95:?} (95th percentile of {}) during the reloads",
+        samples.len()
+    );
     assert!(alive(init.pid));
 }
 
