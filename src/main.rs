@@ -241,6 +241,14 @@ fn start(
             tracing::warn!("{w}");
         }
         let listener = bound.listener;
+        let http = match config.init.http {
+            Some(addr) => Some(std::net::TcpListener::bind(addr).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot serve the probe endpoint on {addr} ([init] http): {e}\n    fix: choose a free port, or remove [init] http"
+                )
+            })?),
+            None => None,
+        };
         let (control_tx, control_rx) = tokio::sync::mpsc::unbounded_channel();
         let events = ctrlinit::supervisor::events::EventLog::new();
         let server = server::start_thread(
@@ -250,6 +258,7 @@ fn start(
             opts.logs.clone(),
             socket_gid,
             socket.clone(),
+            http,
         )
         .map_err(|e| anyhow::anyhow!(e))?;
         let runner = Runner::new(config, opts, control_rx, std::sync::Arc::clone(&events));

@@ -622,6 +622,7 @@ fn drive_logs(dir: &ConfigDir, mut config: Config) {
             run: Some(1),
             stdout: out_r,
             stderr: err_r,
+            taps: Default::default(),
         });
         let mut out = std::fs::File::from(out_w);
         let mut err = std::fs::File::from(err_w);

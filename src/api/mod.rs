@@ -1,12 +1,14 @@
 //! The control plane: the protocol's framing, the server inside the init (transport only: bind,
-//! peer check, framing, one handler per request, one wait for goals), and the client used by
-//! `ctrlinit status` and friends.
+//! peer check, framing, one handler per request, one wait for goals), the client used by
+//! `ctrlinit status` and friends, and the read-only probe endpoint ([`http`], [`metrics`]).
 
 pub mod client;
 mod connection;
 mod goals;
 mod handlers;
 mod handles;
+mod http;
+mod metrics;
 mod peer;
 pub mod protocol;
 pub mod server;

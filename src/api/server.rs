@@ -56,10 +56,15 @@ pub fn start_thread(
     logs: mpsc::UnboundedSender<LogCommand>,
     socket_gid: Option<u32>,
     path: PathBuf,
+    http: Option<std::net::TcpListener>,
 ) -> Result<Server, String> {
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("cannot set the control socket non-blocking: {e}"))?;
+    if let Some(h) = &http {
+        h.set_nonblocking(true)
+            .map_err(|e| format!("cannot set the probe endpoint non-blocking: {e}"))?;
+    }
     let (closing_tx, closing) = watch::channel(false);
     let handles = Handles {
         control,
@@ -86,6 +91,14 @@ pub fn start_thread(
                 Err(e) => return warn!("control socket: failed to build its event loop: {e}"),
             };
             runtime.block_on(async move {
+                if let Some(h) = http {
+                    match tokio::net::TcpListener::from_std(h) {
+                        Ok(l) => {
+                            tokio::spawn(super::http::serve(l, handles.clone()));
+                        }
+                        Err(e) => warn!("probe endpoint: {e}"),
+                    }
+                }
                 match UnixListener::from_std(listener) {
                     Ok(l) => serve(l, handles, slots, path).await,
                     Err(e) => warn!("control socket: {e}"),

@@ -1,13 +1,13 @@
 //! The control socket's file. A stale one (a killed init's) is replaced; a live one, or anything
-//! that is not a socket, is refused. The socket is created, given its mode and group, inside a
-//! private directory ctrlinit makes next to it, then renamed into place: its ownership and mode
-//! are never set through the final path, so nobody who can write the socket's directory can
-//! swap in a link between the creation and a chown or chmod (and turn a root-only file into
-//! `root:GROUP 0660`).
+//! that is not a socket, is refused. The socket is placed with its mode and group through a
+//! private directory (see [`crate::sys::socket_file`]), so nobody who can write the socket's
+//! directory can turn a root-only file into `root:GROUP 0660`.
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::sys::socket_file::{Placement, dir_of, place};
 
 /// The bound socket, and what is worth a warning about where it is.
 pub struct Bound {
@@ -17,15 +17,9 @@ pub struct Bound {
     pub warnings: Vec<String>,
 }
 
-/// Longest path a unix socket can be bound at (`sun_path`, with its NUL).
-const SUN_PATH: usize = 107;
-
 /// Binds the control socket at `path`: mode 0600, or 0660 and group `socket_gid` when given.
 pub fn bind(path: &Path, socket_gid: Option<u32>) -> Result<Bound, String> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = dir_of(path);
     let _ = std::fs::create_dir_all(&dir);
     replace_stale(path)?;
     let mut warnings = Vec::new();
@@ -38,40 +32,14 @@ pub fn bind(path: &Path, socket_gid: Option<u32>) -> Result<Bound, String> {
             ));
         }
     }
-    let private = nix::unistd::mkdtemp(&dir.join(".ctl.XXXXXX"))
-        .map_err(|e| format!("cannot create the control socket in {}: {e}", dir.display()))?;
-    let made = place(&private.join("s"), path, socket_gid);
-    let _ = std::fs::remove_file(private.join("s"));
-    let _ = std::fs::remove_dir(&private);
-    Ok(Bound {
-        listener: made?,
-        warnings,
-    })
-}
-
-/// Creates the socket at `tmp` (in the private directory), sets its group and mode there, and
-/// renames it to `path`.
-fn place(tmp: &Path, path: &Path, socket_gid: Option<u32>) -> Result<UnixListener, String> {
-    let longest = tmp.as_os_str().len().max(path.as_os_str().len());
-    if longest > SUN_PATH {
-        return Err(format!(
-            "the control socket path {} is too long for a unix socket (at most {} bytes, with room for ctrlinit's private directory)",
-            path.display(),
-            SUN_PATH - (tmp.as_os_str().len() - path.as_os_str().len())
-        ));
-    }
-    let listener = UnixListener::bind(tmp)
-        .map_err(|e| format!("cannot create the control socket {}: {e}", path.display()))?;
-    if let Some(gid) = socket_gid {
-        nix::unistd::chown(tmp, None, Some(nix::unistd::Gid::from_raw(gid)))
-            .map_err(|e| format!("cannot give the control socket to group {gid}: {e}"))?;
-    }
-    let mode = if socket_gid.is_some() { 0o660 } else { 0o600 };
-    std::fs::set_permissions(tmp, std::fs::Permissions::from_mode(mode))
-        .map_err(|e| format!("cannot set the control socket's mode: {e}"))?;
-    std::fs::rename(tmp, path)
-        .map_err(|e| format!("cannot put the control socket at {}: {e}", path.display()))?;
-    Ok(listener)
+    let placement = Placement {
+        what: "the control socket",
+        path,
+        mode: if socket_gid.is_some() { 0o660 } else { 0o600 },
+        gid: socket_gid,
+    };
+    let listener = place(&placement, |tmp| UnixListener::bind(tmp))?;
+    Ok(Bound { listener, warnings })
 }
 
 /// Removes a socket nobody listens on; refuses a live one and anything that is not a socket.

@@ -96,7 +96,7 @@ fn in_wanted_state(p: &ProgramStatus) -> bool {
 
 /// The `status` table.
 pub fn render_table(programs: &[ProgramStatus]) -> String {
-    let rows: Vec<[String; 8]> = programs
+    let rows: Vec<[String; 9]> = programs
         .iter()
         .map(|p| {
             let restarts = format!(
@@ -118,10 +118,19 @@ pub fn render_table(programs: &[ProgramStatus]) -> String {
             if p.stopped_by_hand {
                 state.push_str(" (by hand)");
             }
+            if let Some(n) = &p.notify
+                && let Some(s) = &n.status
+            {
+                let shown: String = s.chars().take(40).collect();
+                let more = if shown.len() < s.len() { "…" } else { "" };
+                state.push_str(&format!(" ({shown}{more})"));
+            }
+            let health = p.health.as_ref().map_or("-".into(), |h| h.status.clone());
             [
                 p.name.clone(),
                 p.kind.clone(),
                 state,
+                health,
                 p.pid.map_or("-".into(), |v| v.to_string()),
                 p.uptime_ms.map_or("-".into(), short_duration),
                 restarts,
@@ -134,6 +143,7 @@ pub fn render_table(programs: &[ProgramStatus]) -> String {
         "NAME",
         "TYPE",
         "STATE",
+        "HEALTH",
         "PID",
         "UPTIME",
         "RESTARTS",

@@ -1,16 +1,23 @@
-//! Checks a program is watched with: its readiness check (`ready`).
+//! The readiness check a program starts with (`ready`), and the probe addresses both it and the
+//! liveness checks (`[program.NAME.health]`, see `health.rs`) are written with.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use super::reader::{Reader, Value, get, join};
-use super::spec::{ReadyCheck, ReadyProbe};
+use super::spec::{HttpTarget, LinePattern, ReadyCheck, ReadyProbe};
+use super::targets::{UrlProblem, parse_http_url, parse_tcp_target};
+
+/// Every kind of `ready` probe, in the order the fix lists them.
+const READY_PROBES: &[&str] = &["tcp", "http", "exec", "file", "notify", "fd", "log"];
 
 pub(super) fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Option<ReadyCheck> {
     let table = r.table(v, path)?;
-    r.reject_unknown_keys(table, path, &["tcp", "exec", "file", "interval"]);
-    let probes: Vec<&str> = ["tcp", "exec", "file"]
-        .into_iter()
+    let mut known = READY_PROBES.to_vec();
+    known.push("interval");
+    r.reject_unknown_keys(table, path, &known);
+    let probes: Vec<&str> = READY_PROBES
+        .iter()
+        .copied()
         .filter(|k| get(table, k).is_some())
         .collect();
     if probes.len() != 1 {
@@ -18,7 +25,7 @@ pub(super) fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Optio
             &v.span(),
             path,
             format!("a readiness check needs exactly one probe, found {}", probes.len()),
-            Some(r#"use one of { tcp = "127.0.0.1:8080" }, { exec = ["cmd", "arg"] }, { file = "/run/x.ready" }"#.into()),
+            Some(r#"use one of { tcp = "127.0.0.1:8080" }, { http = "http://127.0.0.1:8080/ready" }, { exec = ["cmd", "arg"] }, { file = "/run/x.ready" }, { notify = "systemd" }, { fd = 3 }, { log = "ready to accept" }"#.into()),
         );
         return None;
     }
@@ -29,56 +36,92 @@ pub(super) fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Optio
     let probe_key = join(path, probes[0]);
     let pv = get(table, probes[0])?;
     let probe = match probes[0] {
-        "tcp" => {
-            let s = r.string(pv, &probe_key)?;
-            match parse_tcp_target(&s) {
-                Some(addr) => ReadyProbe::Tcp(addr),
-                None => {
-                    r.error(
-                        &pv.span(),
-                        &probe_key,
-                        format!("{s:?} is not an address and port"),
-                        Some(r#"write "127.0.0.1:8080", "[::1]:8080" or "localhost:8080""#.into()),
-                    );
-                    return None;
-                }
-            }
-        }
+        "tcp" => ReadyProbe::Tcp(tcp_target(r, pv, &probe_key)?),
+        "http" => ReadyProbe::Http(http_target(r, pv, &probe_key)?),
         "exec" => ReadyProbe::Exec(r.command(pv, &probe_key)?),
+        "notify" => {
+            r.choice(pv, &probe_key, &[("systemd", ())])?;
+            ReadyProbe::Notify
+        }
+        "fd" => ReadyProbe::Fd(notification_fd(r, pv, &probe_key)?),
+        "log" => ReadyProbe::Log(line_pattern(r, pv, &probe_key)?),
         _ => ReadyProbe::File(PathBuf::from(r.string(pv, &probe_key)?)),
     };
     Some(ReadyCheck { probe, interval })
 }
 
-/// `ip:port`, `localhost:port` or `:port` (loopback). No DNS: a lookup would block the supervisor.
-fn parse_tcp_target(s: &str) -> Option<SocketAddr> {
-    if let Ok(addr) = s.parse::<SocketAddr>() {
-        return Some(addr);
+/// A `tcp` probe's address.
+pub(super) fn tcp_target(
+    r: &mut Reader<'_>,
+    v: &Value<'_>,
+    key: &str,
+) -> Option<std::net::SocketAddr> {
+    let s = r.string(v, key)?;
+    let addr = parse_tcp_target(&s);
+    if addr.is_none() {
+        r.error(
+            &v.span(),
+            key,
+            format!("{s:?} is not an address and port"),
+            Some(r#"write "127.0.0.1:8080", "[::1]:8080" or "localhost:8080""#.into()),
+        );
     }
-    let port = s
-        .strip_prefix("localhost:")
-        .or_else(|| s.strip_prefix(':'))?;
-    Some(SocketAddr::from((
-        Ipv4Addr::LOCALHOST,
-        port.parse::<u16>().ok()?,
-    )))
+    addr
 }
-#[cfg(test)]
-mod tests {
-    use super::*;
 
-    #[test]
-    fn tcp_targets() {
-        assert_eq!(
-            parse_tcp_target("127.0.0.1:80").unwrap().to_string(),
-            "127.0.0.1:80"
-        );
-        assert_eq!(
-            parse_tcp_target("localhost:8080").unwrap().to_string(),
-            "127.0.0.1:8080"
-        );
-        assert_eq!(parse_tcp_target(":99").unwrap().to_string(), "127.0.0.1:99");
-        assert!(parse_tcp_target("db.example:80").is_none());
-        assert!(parse_tcp_target("127.0.0.1").is_none());
+/// An `http` probe's URL.
+pub(super) fn http_target(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<HttpTarget> {
+    let s = r.string(v, key)?;
+    match parse_http_url(&s) {
+        Ok(t) => Some(t),
+        Err(problem) => {
+            let (what, fix) = match problem {
+                UrlProblem::Https => (
+                    format!("{s:?}: https is not supported by checks"),
+                    "check the plain-HTTP port on the loopback (http://127.0.0.1:PORT/PATH), or use an exec check with curl".to_string(),
+                ),
+                UrlProblem::NeedsDns(host) => (
+                    format!("{s:?}: the host {host:?} would need a DNS lookup, which PID 1 does not make"),
+                    "write an IP address or localhost: http://127.0.0.1:8080/healthz".to_string(),
+                ),
+                UrlProblem::Shape => (
+                    format!("{s:?} is not an http URL"),
+                    "write http://HOST:PORT/PATH with HOST an IP address or localhost".to_string(),
+                ),
+            };
+            r.error(&v.span(), key, what, Some(fix));
+            None
+        }
+    }
+}
+
+/// `fd = N`: a descriptor above stdio the program is started with.
+fn notification_fd(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<i32> {
+    let n = r.integer(v, key, 3..1024)?;
+    Some(n as i32)
+}
+
+/// A regular expression, compiled now so a bad one is a config error, not a start that hangs.
+fn line_pattern(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<LinePattern> {
+    let source = r.string(v, key)?;
+    // Bounded: a pattern is matched against every line on the log thread.
+    match regex::bytes::RegexBuilder::new(&source)
+        .size_limit(1 << 20)
+        .dfa_size_limit(256 << 10)
+        .build()
+    {
+        Ok(regex) => Some(LinePattern { source, regex }),
+        Err(e) => {
+            let detail = e.to_string();
+            let last = detail.lines().last().unwrap_or("").trim();
+            let last = last.strip_prefix("error: ").unwrap_or(last).to_string();
+            r.error(
+                &v.span(),
+                key,
+                format!("{source:?} is not a regular expression: {last}"),
+                Some("write a regular expression (Rust regex syntax), e.g. \"ready to accept connections\" or \"listening on .*:8080\"; escape special characters with \\\\".into()),
+            );
+            None
+        }
     }
 }

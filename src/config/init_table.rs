@@ -23,6 +23,8 @@ const INIT_KEYS: &[&str] = &[
     "inherit_env",
     "log_mode",
     "crash_mode",
+    "http",
+    "notify_socket",
 ];
 
 /// Reads `[init]`, recording errors; `None` when it held no usable table.
@@ -44,6 +46,9 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
         init.inherit_env = r.boolean(v, "init.inherit_env").unwrap_or(true);
     }
     read_places(r, table, &mut init);
+    if let Some(v) = get(table, "http") {
+        init.http = super::checks::tcp_target(r, v, "init.http");
+    }
     read_output(r, table, &mut init);
     read_crash_limits(r, table, &mut init);
     Some(init)
@@ -63,6 +68,9 @@ fn read_places(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSettings)
     init.log_dir = path(r, "log_dir", &init.log_dir);
     init.crash_dir = path(r, "crash_dir", &init.crash_dir);
     init.socket = path(r, "socket", &init.socket);
+    if get(table, "notify_socket").is_some() {
+        init.notify_socket = Some(path(r, "notify_socket", &init.notify_socket_path()));
+    }
     if let Some(v) = get(table, "socket_group") {
         init.socket_group = r.string(v, "init.socket_group");
         if let Some(g) = &init.socket_group

@@ -13,6 +13,7 @@ mod checks;
 pub mod describe;
 mod error;
 pub mod graph;
+mod health;
 mod identity;
 mod init_table;
 mod interpolate;
@@ -22,6 +23,7 @@ pub mod preflight;
 mod reader;
 mod schema;
 pub mod spec;
+mod targets;
 mod units;
 
 pub use error::{ConfigError, ConfigErrors};

@@ -9,6 +9,7 @@ use nix::sys::resource::Resource;
 use toml::de::{DeTable, DeValue};
 
 use super::checks::read_ready;
+use super::health::read_health;
 use super::identity::{IdentityKeys, read_run_as};
 use super::names::name_problem;
 use super::reader::{Reader, Value, get, join};
@@ -25,6 +26,7 @@ const PROGRAM_KEYS: &[&str] = &[
     "depends_on",
     "ready",
     "ready_timeout",
+    "health",
     "restart",
     "success_codes",
     "backoff",
@@ -158,6 +160,17 @@ fn read_readiness(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mu
         spec.ready_timeout = r
             .duration(v, &key("ready_timeout"))
             .unwrap_or(spec.ready_timeout);
+    }
+    if let Some(v) = get(table, "health") {
+        spec.health = read_health(r, v, &key("health"));
+        if spec.health.is_some() && spec.kind == Kind::Oneshot {
+            r.error(
+                &v.span(),
+                &key("health"),
+                "a oneshot has no liveness check: it runs to completion".into(),
+                Some("remove the health table, or make this program a service".into()),
+            );
+        }
     }
 }
 

@@ -72,6 +72,23 @@ pub struct InitSettings {
     /// not set: `info`, or `warn` when a `--` command is the main program (a tini-style run says
     /// nothing of its own unless something goes wrong).
     pub log_level: Option<String>,
+    /// Where the read-only probe endpoint listens (`/livez`, `/readyz`, `/metrics`,
+    /// `/v1/status`); off when `None`.
+    pub http: Option<SocketAddr>,
+    /// The sd_notify socket programs with `ready = { notify = "systemd" }` or a `watchdog` are
+    /// given; `None`: `ctrlinit-notify.sock` next to the control socket.
+    pub notify_socket: Option<PathBuf>,
+}
+
+impl InitSettings {
+    /// The sd_notify socket's path.
+    pub fn notify_socket_path(&self) -> PathBuf {
+        self.notify_socket.clone().unwrap_or_else(|| {
+            let dir = self.socket.parent().filter(|d| !d.as_os_str().is_empty());
+            dir.unwrap_or(std::path::Path::new("."))
+                .join("ctrlinit-notify.sock")
+        })
+    }
 }
 
 impl Default for InitSettings {
@@ -91,6 +108,8 @@ impl Default for InitSettings {
             crash_mode: 0o640,
             log_level: None,
             inherit_env: true,
+            http: None,
+            notify_socket: None,
         }
     }
 }
@@ -174,8 +193,16 @@ pub enum ReadyProbe {
     Tcp(SocketAddr),
     /// A command exits 0.
     Exec(Vec<String>),
-    /// A file exists.
+    /// A file exists, written (or touched) by this run: one left by an earlier run never counts.
     File(PathBuf),
+    /// An HTTP GET answers 2xx or 3xx.
+    Http(HttpTarget),
+    /// The program sends `READY=1` to `NOTIFY_SOCKET` (systemd's sd_notify protocol).
+    Notify,
+    /// The program writes a newline to this descriptor (s6's notification fd).
+    Fd(i32),
+    /// A line of its output matches this pattern.
+    Log(LinePattern),
 }
 
 impl ReadyProbe {
@@ -185,7 +212,19 @@ impl ReadyProbe {
             ReadyProbe::Tcp(a) => format!("tcp {a}"),
             ReadyProbe::Exec(argv) => format!("exec {}", argv.join(" ")),
             ReadyProbe::File(f) => format!("file {}", f.display()),
+            ReadyProbe::Http(t) => format!("http {}", t.url),
+            ReadyProbe::Notify => "notify systemd".into(),
+            ReadyProbe::Fd(fd) => format!("fd {fd}"),
+            ReadyProbe::Log(p) => format!("log {:?}", p.source),
         }
+    }
+
+    /// Whether the program tells ctrlinit itself (no polling: `interval` has no use).
+    pub fn is_pushed(&self) -> bool {
+        matches!(
+            self,
+            ReadyProbe::Notify | ReadyProbe::Fd(_) | ReadyProbe::Log(_)
+        )
     }
 }
 
@@ -196,6 +235,121 @@ pub struct ReadyCheck {
     pub probe: ReadyProbe,
     /// Delay between attempts.
     pub interval: Duration,
+}
+
+/// Where an `http` check connects, and what it asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpTarget {
+    /// The URL as written.
+    pub url: String,
+    /// Address and port (an IP literal or `localhost`: no DNS lookup from PID 1).
+    pub addr: SocketAddr,
+    /// The `Host` header: the URL's host and port.
+    pub host: String,
+    /// Path and query, `/` when the URL has none.
+    pub path: String,
+}
+
+/// A regular expression over output lines, compiled once at load.
+#[derive(Debug, Clone)]
+pub struct LinePattern {
+    /// The pattern as written.
+    pub source: String,
+    /// The compiled form.
+    pub regex: regex::bytes::Regex,
+}
+
+impl PartialEq for LinePattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for LinePattern {}
+
+/// What a liveness check (`[program.NAME.health] check`) looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HealthProbe {
+    /// An HTTP GET answers 2xx or 3xx within the timeout.
+    Http(HttpTarget),
+    /// A TCP connect succeeds within the timeout.
+    Tcp(SocketAddr),
+    /// A command exits 0 within the timeout.
+    Exec(Vec<String>),
+    /// A file this run touched no longer ago than `max_age`.
+    Heartbeat {
+        /// The file.
+        path: PathBuf,
+        /// Oldest modification time that still passes.
+        max_age: Duration,
+    },
+    /// The program wrote an output line no longer ago than this.
+    Silence(Duration),
+}
+
+impl HealthProbe {
+    /// As `status` shows it: `http http://…`, `tcp …`, `exec …`, `heartbeat /run/x (30s)`.
+    pub fn describe(&self) -> String {
+        match self {
+            HealthProbe::Http(t) => format!("http {}", t.url),
+            HealthProbe::Tcp(a) => format!("tcp {a}"),
+            HealthProbe::Exec(argv) => format!("exec {}", argv.join(" ")),
+            HealthProbe::Heartbeat { path, max_age } => {
+                format!(
+                    "heartbeat {} (max_age {}s)",
+                    path.display(),
+                    max_age.as_secs_f64()
+                )
+            }
+            HealthProbe::Silence(d) => format!("silence {}s", d.as_secs_f64()),
+        }
+    }
+}
+
+/// What a failed liveness check leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnHealthFailure {
+    /// Restart the program (counted against its budget, propagated to `restart = true`
+    /// dependents).
+    Restart,
+    /// Only report it: `health`, `status`, metrics and events.
+    Mark,
+}
+
+/// The `[program.NAME.health]` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthSettings {
+    /// The liveness check, if any (a table may hold only a `watchdog`).
+    pub check: Option<HealthProbe>,
+    /// Time between checks.
+    pub interval: Duration,
+    /// A check that takes longer failed.
+    pub timeout: Duration,
+    /// Consecutive failures before acting.
+    pub failures: u32,
+    /// Consecutive passes to count as healthy again.
+    pub successes: u32,
+    /// Failures this soon after the program became ready do not count.
+    pub start_period: Duration,
+    /// What failing does.
+    pub on_failure: OnHealthFailure,
+    /// sd_notify watchdog: `WATCHDOG=1` must arrive at least this often once ready.
+    pub watchdog: Option<Duration>,
+}
+
+impl Default for HealthSettings {
+    fn default() -> Self {
+        HealthSettings {
+            check: None,
+            interval: Duration::from_secs(10),
+            timeout: Duration::from_secs(3),
+            failures: 3,
+            successes: 1,
+            start_period: Duration::ZERO,
+            on_failure: OnHealthFailure::Restart,
+            watchdog: None,
+        }
+    }
 }
 
 /// Exponential backoff between restarts.
@@ -301,6 +455,8 @@ pub struct ProgramSpec {
     pub ready: Option<ReadyCheck>,
     /// How long a start may take to become ready.
     pub ready_timeout: Duration,
+    /// Liveness checks and the sd_notify watchdog, once ready.
+    pub health: Option<HealthSettings>,
     /// When it is restarted after its main process ends.
     pub restart: RestartPolicy,
     /// Exit codes that count as success.
@@ -347,6 +503,14 @@ pub struct ProgramSpec {
 }
 
 impl ProgramSpec {
+    /// Whether it is given `NOTIFY_SOCKET`: it reports readiness or feeds a watchdog through it.
+    pub fn speaks_notify(&self) -> bool {
+        matches!(
+            self.ready.as_ref().map(|r| &r.probe),
+            Some(ReadyProbe::Notify)
+        ) || self.health.as_ref().is_some_and(|h| h.watchdog.is_some())
+    }
+
     /// A spec with every default, for `name` running `command` (used for the `--` program and tests).
     pub fn new(name: &str, command: Vec<String>, kind: Kind) -> Self {
         ProgramSpec {
@@ -358,6 +522,7 @@ impl ProgramSpec {
             depends_on: Vec::new(),
             ready: None,
             ready_timeout: Duration::from_secs(60),
+            health: None,
             restart: match kind {
                 Kind::Service => RestartPolicy::Always,
                 Kind::Oneshot => RestartPolicy::OnFailure,

@@ -28,6 +28,25 @@ impl Stream {
     }
 }
 
+/// A pattern a run's output is watched for (`ready = { log = "…" }`): the first line that
+/// matches calls `on_match`, once; the watch then ends.
+pub struct LineWatch {
+    /// The pattern.
+    pub pattern: regex::bytes::Regex,
+    /// What a match does (tells the supervisor the run is ready).
+    pub on_match: Box<dyn FnOnce() + Send>,
+}
+
+/// What a run's output is tapped for, beyond its sinks.
+#[derive(Default)]
+pub struct Taps {
+    /// A readiness pattern, until it matches.
+    pub watch: Option<LineWatch>,
+    /// Set to the time of the last output (milliseconds since the Unix epoch), for a
+    /// `silence` check.
+    pub activity: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
 /// What the log thread is asked to do.
 pub enum Command {
     /// New settings (at start and after a reload).
@@ -42,6 +61,8 @@ pub enum Command {
         stdout: OwnedFd,
         /// Read end of its stderr pipe.
         stderr: OwnedFd,
+        /// What its output is watched for.
+        taps: Taps,
     },
     /// A line of ctrlinit's own log.
     Own {

@@ -18,7 +18,7 @@ use super::dirs::Dirs;
 use super::file::FileSink;
 use super::frame::Block;
 use super::pump;
-use super::shared::{Follower, ProgramLog, Shared};
+use super::shared::{Follower, ProgramLog, RunTaps, Shared};
 use crate::config::{Config, ConsoleMode, LogSettings, StderrMode};
 use crate::crash;
 
@@ -81,7 +81,8 @@ async fn serve(
                 run,
                 stdout,
                 stderr,
-            } => attach(&shared, &program, run, stdout, stderr),
+                taps,
+            } => attach(&shared, &program, run, stdout, stderr, taps),
             Command::Own { level, message, at } => own_line(&shared, level, &message, at),
             Command::Reopen => reopen(&shared),
             Command::Crash(info) => {
@@ -198,11 +199,14 @@ fn attach(
     run: Option<u64>,
     stdout: std::os::fd::OwnedFd,
     stderr: std::os::fd::OwnedFd,
+    taps: super::command::Taps,
 ) {
     let p = program_log(shared, program);
     if let Some(run) = run {
         p.track_run(run);
     }
+    // One set of taps for both pipes: a readiness line may come on either.
+    let taps = Rc::new(RunTaps::new(taps));
     for (fd, stream) in [(stdout, Stream::Stdout), (stderr, Stream::Stderr)] {
         shared.open_pipes.set(shared.open_pipes.get() + 1);
         tokio::task::spawn_local(pump::pump(
@@ -211,6 +215,7 @@ fn attach(
             stream,
             run,
             fd,
+            Rc::clone(&taps),
         ));
     }
 }

@@ -27,7 +27,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-pub use command::{Command, Stream};
+pub use command::{Command, LineWatch, Stream, Taps};
 pub use own::OwnLogLayer;
 
 use crate::config::Config;

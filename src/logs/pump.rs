@@ -9,7 +9,7 @@ use tokio::io::unix::AsyncFd;
 
 use super::command::Stream;
 use super::frame::Framer;
-use super::shared::{ProgramLog, Shared};
+use super::shared::{ProgramLog, RunTaps, Shared};
 
 /// Reads `fd` until end of file, delivering every line to `p`'s sinks.
 pub(super) async fn pump(
@@ -18,8 +18,9 @@ pub(super) async fn pump(
     stream: Stream,
     run: Option<u64>,
     fd: OwnedFd,
+    taps: Rc<RunTaps>,
 ) {
-    if let Err(e) = read_all(&shared, &p, stream, fd).await {
+    if let Err(e) = read_all(&shared, &p, stream, fd, &taps).await {
         tracing::warn!("{}: failed to read its {}: {e}", p.name, stream.as_str());
     }
     shared.pipe_closed(&p, run);
@@ -30,6 +31,7 @@ async fn read_all(
     p: &ProgramLog,
     stream: Stream,
     fd: OwnedFd,
+    taps: &RunTaps,
 ) -> std::io::Result<()> {
     fcntl(&fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
     // SAFETY: `fd` is an OwnedFd moved into the AsyncFd; it stays open and unchanged until the
@@ -54,11 +56,13 @@ async fn read_all(
         framer.filled(n);
         let at_ms = now_ms();
         while let Some(block) = framer.next_block() {
+            taps.saw(block.data, at_ms);
             shared.deliver(p, stream, block, at_ms, &mut console, &mut follow);
         }
         flush(shared, p, &mut console, &mut follow).await;
     }
     if let Some(block) = framer.finish() {
+        taps.saw(block.data, now_ms());
         shared.deliver(p, stream, block, now_ms(), &mut console, &mut follow);
     }
     flush(shared, p, &mut console, &mut follow).await;

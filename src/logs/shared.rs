@@ -34,6 +34,37 @@ pub(super) struct ProgramLog {
     runs: RefCell<HashMap<u64, RunDrain>>,
 }
 
+/// A run's taps, shared by its two pumps (on the log thread).
+pub(super) struct RunTaps {
+    watch: RefCell<Option<super::command::LineWatch>>,
+    activity: Option<Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl RunTaps {
+    pub(super) fn new(taps: super::command::Taps) -> Self {
+        RunTaps {
+            watch: RefCell::new(taps.watch),
+            activity: taps.activity,
+        }
+    }
+
+    /// Output arrived at `at_ms`: note the time; match the lines while a pattern waits.
+    pub(super) fn saw(&self, data: &[u8], at_ms: u64) {
+        if let Some(a) = &self.activity {
+            a.store(at_ms, std::sync::atomic::Ordering::Relaxed);
+        }
+        let mut watch = self.watch.borrow_mut();
+        let Some(w) = watch.as_ref() else { return };
+        let matched = data.split(|&b| b == b'\n').any(|line| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            w.pattern.is_match(line)
+        });
+        if matched && let Some(w) = watch.take() {
+            (w.on_match)();
+        }
+    }
+}
+
 /// A `ctrlinit logs -f` client.
 pub(super) struct Follower {
     pub(super) programs: Vec<String>,

@@ -164,6 +164,79 @@ pub struct ProgramStatus {
     pub stopped_by_hand: bool,
     /// Whether it is the container's main program.
     pub main: bool,
+    /// Its liveness, when it has a `[program.NAME.health]` table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<HealthInfo>,
+    /// What it said over sd_notify, when it speaks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify: Option<NotifyInfo>,
+    /// Restarts by cause: `exit`, `readiness`, `health` (by policy, counted against the budget),
+    /// `dependency`, `manual` (forced, not counted).
+    #[serde(default)]
+    pub restarts_by_cause: RestartsByCause,
+}
+
+/// A program's liveness, as `status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthInfo {
+    /// `starting`, `healthy`, `unhealthy 2/3` (failures so far of those allowed), `unhealthy`
+    /// (past the threshold), or `-` while not running.
+    pub status: String,
+    /// Whether it is past its failure threshold (`health` fails while it is).
+    pub unhealthy: bool,
+    /// The check: `http http://127.0.0.1:8080/healthz`, `watchdog 30s`.
+    pub check: String,
+    /// `restart` or `mark`.
+    pub on_failure: String,
+    /// The last result.
+    pub last: Option<CheckInfo>,
+    /// Checks made since ctrlinit started.
+    pub checks_total: u64,
+    /// Checks failed since ctrlinit started.
+    pub failures_total: u64,
+}
+
+/// One liveness check's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckInfo {
+    /// Whether it passed.
+    pub passed: bool,
+    /// What it said (truncated): `HTTP 200 OK`, an exec check's output.
+    pub output: String,
+    /// How long it took, in milliseconds.
+    pub took_ms: u64,
+    /// How long ago it ended, in milliseconds.
+    pub ago_ms: u64,
+    /// When it ended (RFC 3339).
+    pub time: String,
+}
+
+/// What a program said over sd_notify.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotifyInfo {
+    /// Its last `STATUS=`.
+    pub status: Option<String>,
+    /// It sent `RELOADING=1` and no `READY=1` since.
+    pub reloading: bool,
+    /// It sent `STOPPING=1`.
+    pub stopping: bool,
+    /// Its last `ERRNO=`.
+    pub errno: Option<i32>,
+}
+
+/// Restarts by cause.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestartsByCause {
+    /// The run ended by itself.
+    pub exit: u64,
+    /// Not ready within `ready_timeout`.
+    pub readiness: u64,
+    /// Its liveness check or watchdog failed.
+    pub health: u64,
+    /// A `restart = true` dependency ended.
+    pub dependency: u64,
+    /// `ctrlinit restart`.
+    pub manual: u64,
 }
 
 /// A state change, as `events` streams it.
@@ -181,6 +254,10 @@ pub struct EventRecord {
     pub to: Option<State>,
     /// What happened and why.
     pub message: String,
+    /// The program's liveness after a health change (`healthy`, `unhealthy 1/3` …), for events
+    /// that are one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<String>,
 }
 
 /// A node of `graph` (and of `check`'s start order).

@@ -2,7 +2,7 @@
 //! prepared by the parent: the child of a multi-threaded process may find any lock (malloc's
 //! included) held by a thread that no longer exists in it.
 //!
-//! Order: stdio onto 0/1/2, a new session (its own process group), the working directory, default
+//! Order: stdio onto 0/1/2, extra descriptors onto their numbers, a new session (its own process group), the working directory, default
 //! signal dispositions, umask, resource limits, the OOM score ctrlinit was started with,
 //! `setgroups` → `setgid` → `setuid` (that order, or root's supplementary groups would survive), close-on-exec on every other descriptor, an empty
 //! signal mask last (so a signal arriving from then on acts as it would after exec), then exec.
@@ -78,6 +78,8 @@ pub(super) struct ChildPlan<'a> {
     pub uid: Option<u32>,
     /// Highest signal number.
     pub rtmax: libc::c_int,
+    /// Descriptors to put at numbers above stdio: (source, target).
+    pub extra_fds: &'a [(libc::c_int, libc::c_int)],
     /// The `oom_score_adj` to restore (ctrlinit lowered its own), as decimal ASCII.
     pub oom_score_adj: Option<&'a [u8]>,
 }
@@ -98,6 +100,11 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
                 // Already in place (inherited stdio): make sure it survives exec.
                 libc::fcntl(fd, libc::F_SETFD, 0);
             } else if libc::dup2(fd, target) < 0 {
+                fail(plan.status_fd, Step::Stdio);
+            }
+        }
+        for &(fd, target) in plan.extra_fds {
+            if fd != target && libc::dup2(fd, target) < 0 {
                 fail(plan.status_fd, Step::Stdio);
             }
         }
@@ -156,6 +163,10 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
             u32::MAX,
             libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
         );
+        // ... except the descriptors it was given on purpose.
+        for &(_, target) in plan.extra_fds {
+            libc::fcntl(target, libc::F_SETFD, 0);
+        }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());

@@ -19,6 +19,15 @@ fn kept_without_inheritance(key: &OsStr) -> bool {
     matches!(k, b"PATH" | b"HOME" | b"USER") || k.starts_with(b"CTRLINIT_")
 }
 
+/// What ctrlinit's own supervisor told it through the environment (podman, a systemd unit):
+/// addressed to ctrlinit, never passed on (a program that needs a notify socket gets its own).
+fn meant_for_ctrlinit(key: &OsStr) -> bool {
+    matches!(
+        key.as_bytes(),
+        b"NOTIFY_SOCKET" | b"WATCHDOG_USEC" | b"WATCHDOG_PID"
+    )
+}
+
 /// An environment being built: variables in order, each set once (setting one again replaces
 /// its value in place, in constant time, however many there are).
 #[derive(Default)]
@@ -46,6 +55,9 @@ pub fn program_env(
 ) -> Result<Vec<(OsString, OsString)>, String> {
     let mut env = Env::default();
     for (k, v) in std::env::vars_os() {
+        if meant_for_ctrlinit(&k) {
+            continue;
+        }
         if spec.inherit_env || kept_without_inheritance(&k) {
             env.set(k, v);
         }

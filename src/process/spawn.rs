@@ -55,6 +55,8 @@ pub struct Launch<'a> {
     pub stdout: Output,
     /// Where its stderr goes.
     pub stderr: Output,
+    /// Descriptors it gets beyond stdio, at the number given (a readiness notification pipe).
+    pub extra_fds: Vec<(i32, OwnedFd)>,
 }
 
 /// Why a program did not start, with the status a shell would give.
@@ -85,10 +87,30 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
     // moment (close-on-exec runs late in exec), and reading must not wait for that.
     let (status_r, status_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)
         .map_err(|e| setup_error(program, "cannot create a pipe", &e))?;
+    // The child puts extra descriptors at fixed numbers: nothing it still needs (the status
+    // pipe, another extra descriptor's source) may sit at one of those numbers.
+    let floor = launch
+        .extra_fds
+        .iter()
+        .map(|(t, _)| *t)
+        .max()
+        .map_or(0, |t| t + 1);
+    let status_w =
+        above(status_w, floor).map_err(|e| setup_error(program, "cannot create a pipe", &e))?;
+    let extra_fds: Vec<(i32, OwnedFd)> = launch
+        .extra_fds
+        .into_iter()
+        .map(|(t, fd)| above(fd, floor).map(|fd| (t, fd)))
+        .collect::<nix::Result<_>>()
+        .map_err(|e| setup_error(program, "cannot pass a descriptor", &e))?;
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let inherited = crate::sys::init::inherited();
     let oom = inherited.oom_score_adj.map(|v| v.to_string());
+    let extra: Vec<(libc::c_int, libc::c_int)> = extra_fds
+        .iter()
+        .map(|(target, fd)| (fd.as_raw_fd(), *target))
+        .collect();
     let argv_ptrs = null_terminated(&strings.argv);
     let envp_ptrs = null_terminated(&strings.envp);
     let plan = ChildPlan {
@@ -106,6 +128,7 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         gid: launch.run_as.gid,
         uid: launch.run_as.uid,
         rtmax: libc::SIGRTMAX(),
+        extra_fds: &extra,
         oom_score_adj: oom.as_deref().map(str::as_bytes),
     };
     let pid =
@@ -117,6 +140,16 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         Some((step, errno)) => Err(failed_step(program, launch.workdir, step, errno)),
         None => Ok(Spawned { pid }),
     }
+}
+
+/// `fd`, moved to a number of at least `floor` when it is below (close-on-exec either way).
+fn above(fd: OwnedFd, floor: i32) -> nix::Result<OwnedFd> {
+    if fd.as_raw_fd() >= floor {
+        return Ok(fd);
+    }
+    let raw = nix::fcntl::fcntl(&fd, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(floor))?;
+    // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) })
 }
 
 /// A failure before any process existed.

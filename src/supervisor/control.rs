@@ -11,9 +11,14 @@ use tokio::sync::oneshot;
 
 use super::core::{Core, Input};
 use super::program::{DownReason, Phase, Program, Target};
+use super::telemetry::{Metrics, ProbeAnswer};
 use crate::config::Kind;
+use crate::config::OnHealthFailure;
 use crate::config::describe::graph_node;
-use crate::model::protocol::{ErrorKind, ExitInfo, GraphNode, ProgramStatus};
+use crate::model::protocol::{
+    CheckInfo, ErrorKind, ExitInfo, GraphNode, HealthInfo, NotifyInfo, ProgramStatus,
+    RestartsByCause,
+};
 use crate::model::signals::{parse_signal, signal_name};
 use crate::model::{Exit, ProgramId, State};
 
@@ -89,6 +94,16 @@ pub enum Control {
     Graph {
         /// Answer: the nodes.
         reply: oneshot::Sender<Vec<GraphNode>>,
+    },
+    /// Liveness and readiness of the container (`/livez`, `/readyz`).
+    Probe {
+        /// Answer.
+        reply: oneshot::Sender<ProbeAnswer>,
+    },
+    /// The numbers behind `/metrics`.
+    Metrics {
+        /// Answer.
+        reply: oneshot::Sender<Metrics>,
     },
 }
 
@@ -271,11 +286,11 @@ pub fn plan_signal(core: &Core, signal: &str, names: &[String]) -> Answer<(Vec<I
     let mut sent = Vec::new();
     for &id in &targets {
         let Some(p) = core.program(id) else { continue };
-        let Some(pid) = p.phase.pid() else {
+        let Some(pgid) = p.phase.pid().and(p.phase.pgid()) else {
             let why = format!("{} is not running (it is {})", p.name(), p.state());
             return Err(Refusal::new(ErrorKind::Failed, why));
         };
-        sent.push(format!("{} (process group {pid})", p.name()));
+        sent.push(format!("{} (process group {pgid})", p.name()));
     }
     let inputs = targets
         .into_iter()
@@ -316,6 +331,14 @@ fn health_problem(p: &Program, strict: bool) -> Option<String> {
         Target::Down(DownReason::Autostart) => None,
         Target::Down(DownReason::Manual) if !strict => None,
         Target::Down(reason) => Some(format!("{} is {state} ({})", p.name(), reason.as_str())),
+        Target::Up if p.is_unhealthy() => {
+            let last = p
+                .health
+                .as_ref()
+                .and_then(|h| h.last.as_ref())
+                .map_or(String::new(), |l| format!(": {}", l.result.output));
+            Some(format!("{} is unhealthy{last}", p.name()))
+        }
         Target::Up => {
             let wanted = match p.spec.kind {
                 Kind::Service => State::Running,
@@ -343,7 +366,7 @@ fn status_of(p: &Program, now: Instant) -> ProgramStatus {
         kind: spec.kind.as_str().to_string(),
         state: p.state(),
         pid: p.phase.pid(),
-        pgid: p.phase.pid(),
+        pgid: p.phase.pgid(),
         run: p.run,
         since_ms: ms(now.saturating_duration_since(p.since)),
         uptime_ms: p
@@ -368,7 +391,59 @@ fn status_of(p: &Program, now: Instant) -> ProgramStatus {
         },
         stopped_by_hand: p.target == Target::Down(DownReason::Manual),
         main: spec.main,
+        health: health_info(p, now),
+        notify: spec.speaks_notify().then(|| NotifyInfo {
+            status: p.notified.status.clone(),
+            reloading: p.notified.reloading,
+            stopping: p.notified.stopping,
+            errno: p.notified.errno,
+        }),
+        restarts_by_cause: RestartsByCause {
+            exit: p.causes.exit,
+            readiness: p.causes.readiness,
+            health: p.causes.health,
+            dependency: p.causes.dependency,
+            manual: p.causes.manual,
+        },
     }
+}
+
+/// A program's liveness for `status`: `-` while it does not run.
+fn health_info(p: &Program, now: Instant) -> Option<HealthInfo> {
+    let settings = p.spec.health.as_ref()?;
+    let check = match (&settings.check, settings.watchdog) {
+        (Some(c), _) => c.describe(),
+        (None, Some(w)) => format!("watchdog {}", crate::supervisor::notices::fmt_duration(w)),
+        (None, None) => String::new(),
+    };
+    let running = matches!(p.phase, Phase::Running { .. });
+    let h = p.health.as_ref();
+    let wall = std::time::SystemTime::now();
+    Some(HealthInfo {
+        status: match h {
+            Some(h) if running => h.status.to_string(),
+            _ => "-".into(),
+        },
+        unhealthy: p.is_unhealthy(),
+        check,
+        on_failure: match settings.on_failure {
+            OnHealthFailure::Restart => "restart".into(),
+            OnHealthFailure::Mark => "mark".into(),
+        },
+        last: h.and_then(|h| h.last.as_ref()).map(|l| {
+            let ago = now.saturating_duration_since(l.at);
+            CheckInfo {
+                passed: l.result.passed,
+                output: l.result.output.clone(),
+                took_ms: l.result.took.as_millis() as u64,
+                ago_ms: ago.as_millis() as u64,
+                time: humantime::format_rfc3339_millis(wall.checked_sub(ago).unwrap_or(wall))
+                    .to_string(),
+            }
+        }),
+        checks_total: h.map_or(0, |h| h.checks_total),
+        failures_total: h.map_or(0, |h| h.failures_total),
+    })
 }
 
 fn exit_info(e: Exit, oom_killed: bool) -> ExitInfo {

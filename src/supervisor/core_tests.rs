@@ -788,3 +788,6 @@ fn a_reload_does_not_cancel_a_restart_by_hand_under_way() {
     );
     assert_ne!(sim.pid("stubborn"), pid);
 }
+
+#[path = "liveness_tests.rs"]
+mod liveness;

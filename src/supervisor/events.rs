@@ -176,6 +176,7 @@ mod tests {
             from: None,
             to: None,
             message: format!("event {seq}"),
+            health: None,
         }
     }
 

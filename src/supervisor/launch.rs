@@ -3,10 +3,14 @@
 //! stdout and stderr piped to the log thread. An exec that fails is a [`SpawnError`] at once
 //! (see `process::spawn`), never a process that seemed to start.
 
+use std::os::fd::OwnedFd;
+
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::wiring::Wiring;
+
 use crate::config::ProgramSpec;
-use crate::logs::Command as LogCommand;
+use crate::logs::{Command as LogCommand, Taps};
 use crate::model::Exit;
 use crate::model::signals::signal_name;
 use crate::process::{self, Launch, Output, SpawnError};
@@ -22,9 +26,20 @@ impl Launcher {
         Launcher { logs }
     }
 
-    /// Run `run` of `spec`'s program.
-    pub(crate) fn program(&self, spec: &ProgramSpec, run: u64) -> Result<i32, SpawnError> {
-        self.logged(spec, &spec.command, &[], Some(spec.core_dumps), Some(run))
+    /// Run `run` of `spec`'s program, with what `wiring` adds.
+    pub(crate) fn program(
+        &self,
+        spec: &ProgramSpec,
+        run: u64,
+        wiring: Wiring,
+    ) -> Result<i32, SpawnError> {
+        let how = Logged {
+            core_dumps: Some(spec.core_dumps),
+            run: Some(run),
+            fds: wiring.fds,
+            taps: wiring.taps,
+        };
+        self.logged(spec, &spec.command, &wiring.env, how)
     }
 
     /// `spec`'s finish hook after a run that ended with `exit`: CTRLINIT_PROGRAM, and
@@ -44,36 +59,78 @@ impl Launcher {
         if let Some(e) = exit {
             extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
         }
-        self.logged(spec, argv, &extra, None, None)
+        self.logged(spec, argv, &extra, Logged::default())
     }
 
-    /// An exec check of `spec` running `argv`, its output discarded.
+    /// An exec readiness check of `spec` running `argv`, its output discarded.
     pub(crate) fn check(&self, spec: &ProgramSpec, argv: &[String]) -> Result<i32, SpawnError> {
-        start(spec, argv, &[], None, (Output::Null, Output::Null))
+        start(
+            spec,
+            argv,
+            &[],
+            None,
+            (Output::Null, Output::Null),
+            Vec::new(),
+        )
     }
 
-    /// Starts `argv` with its stdout and stderr piped to the log thread (`run`: the program's
-    /// run, for crash reports to wait on; `None` for a hook).
+    /// An exec liveness check of `spec` running `argv`; its stdout and stderr go to one pipe,
+    /// whose read end (non-blocking) is returned for the check's output.
+    pub(crate) fn captured_check(
+        &self,
+        spec: &ProgramSpec,
+        argv: &[String],
+    ) -> Result<(i32, OwnedFd), SpawnError> {
+        let flags = nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK;
+        let (read, write) = nix::unistd::pipe2(flags)
+            .map_err(|e| setup_error(format!("failed to create a pipe: {e}")))?;
+        let write2 = write
+            .try_clone()
+            .map_err(|e| setup_error(format!("failed to create a pipe: {e}")))?;
+        // The program's end blocks as usual; only ctrlinit's end is non-blocking.
+        let _ = nix::fcntl::fcntl(
+            &write,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+        );
+        let outputs = (Output::Fd(write), Output::Fd(write2));
+        let pid = start(spec, argv, &[], None, outputs, Vec::new())?;
+        Ok((pid, read))
+    }
+
+    /// Starts `argv` with its stdout and stderr piped to the log thread.
     fn logged(
         &self,
         spec: &ProgramSpec,
         argv: &[String],
         extra_env: &[(&str, String)],
-        core_dumps: Option<bool>,
-        run: Option<u64>,
+        how: Logged,
     ) -> Result<i32, SpawnError> {
         let (stdout_r, stdout_w, stderr_r, stderr_w) = process::output_pipes()
             .map_err(|e| setup_error(format!("failed to create output pipes: {e}")))?;
         let outputs = (Output::Fd(stdout_w), Output::Fd(stderr_w));
-        let pid = start(spec, argv, extra_env, core_dumps, outputs)?;
+        let pid = start(spec, argv, extra_env, how.core_dumps, outputs, how.fds)?;
         let _ = self.logs.send(LogCommand::Attach {
             program: spec.name.clone(),
-            run,
+            run: how.run,
             stdout: stdout_r,
             stderr: stderr_r,
+            taps: how.taps,
         });
         Ok(pid)
     }
+}
+
+/// How a process with logged output is started.
+#[derive(Default)]
+struct Logged {
+    /// `Some(true)`: cores allowed; `None`: inherited.
+    core_dumps: Option<bool>,
+    /// The program's run, for crash reports to wait on; `None` for a hook.
+    run: Option<u64>,
+    /// Descriptors beyond stdio.
+    fds: Vec<(i32, OwnedFd)>,
+    /// What its output is watched for.
+    taps: Taps,
 }
 
 /// A failure before any process existed.
@@ -92,6 +149,7 @@ fn start(
     extra_env: &[(&str, String)],
     core_dumps: Option<bool>,
     (stdout, stderr): (Output, Output),
+    extra_fds: Vec<(i32, OwnedFd)>,
 ) -> Result<i32, SpawnError> {
     let env = process::program_env(spec, extra_env).map_err(setup_error)?;
     let spawned = process::spawn(Launch {
@@ -104,6 +162,7 @@ fn start(
         core_dumps,
         stdout,
         stderr,
+        extra_fds,
     })?;
     Ok(spawned.pid)
 }

@@ -99,24 +99,91 @@ pub fn restarting_because(dependency: &str) -> String {
     format!("restarting because {dependency} ended")
 }
 
+/// What is known about how a run ended.
+#[derive(Debug, Clone, Copy)]
+pub struct RunEnding<'a> {
+    /// Its exit, if it exited by itself.
+    pub exit: Option<Exit>,
+    /// It never ran (exec or setup failed).
+    pub failed_to_start: bool,
+    /// The OOM killer took it.
+    pub oom_killed: bool,
+    /// It counts as failed whatever its exit (not ready in time, or unhealthy).
+    pub forced_failure: bool,
+    /// Why ctrlinit stopped it as unhealthy, if it did.
+    pub unhealthy: Option<&'a str>,
+    /// How long it ran.
+    pub ran_for: Duration,
+    /// Its `ready_timeout`.
+    pub ready_timeout: Duration,
+}
+
 /// How a run ended, for the verdict that follows.
-pub fn how_run_ended(
-    exit: Option<Exit>,
-    failed_to_start: bool,
-    oom_killed: bool,
-    forced_failure: bool,
-    ran_for: Duration,
-    ready_timeout: Duration,
-) -> String {
-    match exit {
-        Some(e) if failed_to_start => format!("failed to start ({e})"),
-        Some(e) if oom_killed => format!(
-            "{e}: killed by the OOM killer after {}",
-            fmt_duration(ran_for)
-        ),
-        Some(e) if !forced_failure => format!("{e} after {}", fmt_duration(ran_for)),
-        _ => format!("not ready within {}", fmt_duration(ready_timeout)),
+pub fn how_run_ended(end: RunEnding<'_>) -> String {
+    if let Some(cause) = end.unhealthy {
+        return format!("unhealthy after {}: {cause}", fmt_duration(end.ran_for));
     }
+    match end.exit {
+        Some(e) if end.failed_to_start => format!("failed to start ({e})"),
+        Some(e) if end.oom_killed => format!(
+            "{e}: killed by the OOM killer after {}",
+            fmt_duration(end.ran_for)
+        ),
+        Some(e) if !end.forced_failure => format!("{e} after {}", fmt_duration(end.ran_for)),
+        _ => format!("not ready within {}", fmt_duration(end.ready_timeout)),
+    }
+}
+
+/// A program's liveness changed: `api: health: healthy -> unhealthy 1/3: http …: HTTP 500`.
+pub fn health_changed(name: &str, from: &str, to: &str, check: &str, output: &str) -> String {
+    if output.is_empty() {
+        format!("{name}: health: {from} -> {to} ({check})")
+    } else {
+        format!("{name}: health: {from} -> {to}: {check}: {output}")
+    }
+}
+
+/// Why an unhealthy program is restarted, as its stop line says.
+pub fn unhealthy_restart(cause: &str) -> String {
+    format!("unhealthy: {cause}; restarting it (counts toward its restart budget)")
+}
+
+/// What an unhealthy verdict says about the check: `http …: HTTP 500 (3 failures in a row)`.
+pub fn unhealthy_cause(check: &str, output: &str, failures: u32) -> String {
+    let tail = if failures > 1 {
+        format!(" ({failures} failures in a row)")
+    } else {
+        String::new()
+    };
+    if output.is_empty() {
+        format!("{check} failed{tail}")
+    } else {
+        format!("{check}: {output}{tail}")
+    }
+}
+
+/// The sd_notify watchdog was not fed in time.
+pub fn watchdog_missed(every: Duration) -> String {
+    format!("no WATCHDOG=1 within {}", fmt_duration(every))
+}
+
+/// The program sent `WATCHDOG=trigger`.
+pub const WATCHDOG_TRIGGERED: &str = "it sent WATCHDOG=trigger";
+
+/// The program reported an error number over sd_notify.
+pub fn notify_errno(name: &str, errno: i32) -> String {
+    let words = std::io::Error::from_raw_os_error(errno).to_string();
+    let words = words
+        .split(" (os error")
+        .next()
+        .unwrap_or(&words)
+        .to_string();
+    format!("{name}: reports ERRNO={errno} ({words})")
+}
+
+/// The program named a new main process over sd_notify.
+pub fn main_pid_changed(name: &str, from: i32, to: i32) -> String {
+    format!("{name}: main process is now pid {to} (was {from}, MAINPID=)")
 }
 
 /// The run ended and policy does not restart it.

@@ -2,11 +2,14 @@
 //! of runs that moved on, and turns what checks report (a task's result, an exec check's exit)
 //! into the core's [`Input::Ready`].
 //!
-//! `tcp` and `file` checks are tasks on the owner loop's runtime, tried every `interval` until
-//! they pass. `exec` checks are processes: spawned by the [`Launcher`] and reaped by the owner
-//! loop's one reaper, which hands their pids here ([`Probes::reaped`]). Checks run only while a
-//! run is `starting`, so an idle supervisor has none waking it. They are keyed by program id,
-//! so a reload of other programs leaves them running.
+//! `tcp`, `http` and `file` checks are tasks on the owner loop's runtime, tried every
+//! `interval` until they pass (a file counts only if this run wrote it). `exec` checks are
+//! processes: spawned by the [`Launcher`] and reaped by the owner loop's one reaper, which hands
+//! their pids here ([`Probes::reaped`]). A notification fd is a task reading its pipe until the
+//! newline. The program itself tells the other kinds: `notify` through the sd_notify socket
+//! (the runner's), `log` through the log thread's line watch (see `wiring`). Checks run only
+//! while a run is `starting`, so an idle supervisor has none waking it. They are keyed by
+//! program id, so a reload of other programs leaves them running.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -18,31 +21,17 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 use tracing::debug;
 
+pub(crate) use super::check_events::ProbeEvent;
+use super::check_io;
 use super::core::{Core, Input};
 use super::launch::Launcher;
 use super::program::Phase;
-use crate::config::{ProgramSpec, ReadyProbe};
+use super::wiring::Evidence;
+use crate::config::{HttpTarget, ProgramSpec, ReadyProbe};
 use crate::model::{Exit, ProgramId};
 use crate::sys::init::signal_group;
-
-/// What a check's task tells the owner loop.
-#[derive(Debug)]
-pub(crate) enum ProbeEvent {
-    /// A `tcp` or `file` check passed.
-    Passed {
-        /// The program.
-        id: ProgramId,
-        /// The run it checked.
-        run: u64,
-    },
-    /// Time to run an `exec` check again.
-    RetryDue {
-        /// The program.
-        id: ProgramId,
-        /// The run it checks.
-        run: u64,
-    },
-}
+use crate::sys::stamps::Baseline;
+use std::os::fd::OwnedFd;
 
 /// One run's check in flight.
 struct Probe {
@@ -77,34 +66,42 @@ impl Probes {
         }
     }
 
-    /// Starts the check of run `run` of `spec` (a check of an older run of it ends).
+    /// Starts the check of run `run` of `spec` (a check of an older run of it ends), with the
+    /// evidence the run was spawned with.
     pub(crate) fn start(
         &mut self,
         id: ProgramId,
         run: u64,
         spec: &ProgramSpec,
         launcher: &Launcher,
+        evidence: &mut Evidence,
     ) {
         let Some(check) = &spec.ready else { return };
         if let Some(old) = self.checks.remove(&id) {
             old.cancel();
         }
+        let (interval, tx) = (check.interval, self.tx.clone());
         let task = match &check.probe {
-            ReadyProbe::Tcp(addr) => Some(tokio::spawn(tcp(
-                *addr,
-                check.interval,
-                id,
-                run,
-                self.tx.clone(),
-            ))),
-            ReadyProbe::File(path) => Some(tokio::spawn(file(
-                path.clone(),
-                check.interval,
-                id,
-                run,
-                self.tx.clone(),
-            ))),
-            ReadyProbe::Exec(_) => None,
+            ReadyProbe::Tcp(addr) => Some(tokio::spawn(tcp(*addr, interval, id, run, tx))),
+            ReadyProbe::Http(target) => {
+                Some(tokio::spawn(http(target.clone(), interval, id, run, tx)))
+            }
+            ReadyProbe::File(path) => {
+                let baseline = evidence.ready_file.take();
+                Some(tokio::spawn(file(
+                    path.clone(),
+                    baseline,
+                    interval,
+                    id,
+                    run,
+                    tx,
+                )))
+            }
+            ReadyProbe::Fd(_) => evidence
+                .notify_fd
+                .take()
+                .map(|fd| tokio::spawn(notification_fd(fd, id, run, tx))),
+            ReadyProbe::Exec(_) | ReadyProbe::Notify | ReadyProbe::Log(_) => None,
         };
         self.checks.insert(
             id,
@@ -167,6 +164,7 @@ impl Probes {
                 self.spawn_exec(id, run, &spec, launcher);
                 None
             }
+            _ => None,
         }
     }
 
@@ -234,20 +232,64 @@ async fn tcp(
     }
 }
 
-/// Checks for `path` every `interval` until it exists, then reports the run ready.
+/// Tries a GET every `interval` until one answers 2xx or 3xx, then reports the run ready.
+async fn http(
+    target: HttpTarget,
+    interval: Duration,
+    id: ProgramId,
+    run: u64,
+    tx: UnboundedSender<ProbeEvent>,
+) {
+    // Each try may take as long as the pause between tries, and at least a second.
+    let timeout = interval.max(Duration::from_secs(1));
+    loop {
+        if check_io::http(&target, timeout).await.passed {
+            let _ = tx.send(ProbeEvent::Passed { id, run });
+            return;
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// Checks every `interval` for `path` written by this run, then reports the run ready.
 async fn file(
     path: PathBuf,
+    baseline: Option<Baseline>,
     interval: Duration,
     id: ProgramId,
     run: u64,
     tx: UnboundedSender<ProbeEvent>,
 ) {
     loop {
-        if path.exists() {
+        if check_io::fresh_file(&path, baseline.as_ref()) {
             let _ = tx.send(ProbeEvent::Passed { id, run });
             return;
         }
         tokio::time::sleep(interval).await;
+    }
+}
+
+/// Reads the notification pipe until a newline (ready) or its end (never ready: the readiness
+/// deadline decides). At most a few bytes are read; the pipe is closed once the newline came.
+async fn notification_fd(fd: OwnedFd, id: ProgramId, run: u64, tx: UnboundedSender<ProbeEvent>) {
+    let Ok(pipe) = tokio::net::unix::pipe::Receiver::from_owned_fd(fd) else {
+        return;
+    };
+    let mut buf = [0u8; 64];
+    loop {
+        if pipe.readable().await.is_err() {
+            return;
+        }
+        match pipe.try_read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) if buf[..n].contains(&b'\n') => {
+                let _ = tx.send(ProbeEvent::Passed { id, run });
+                return;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => return,
+        }
     }
 }
 

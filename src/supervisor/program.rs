@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::health::Health;
 use super::policy::RestartHistory;
 use crate::config::ProgramSpec;
 use crate::model::{Exit, ProgramId, State};
@@ -91,6 +92,8 @@ pub enum Phase {
     Starting {
         /// Main process.
         pid: i32,
+        /// Its process group (the spawned process's pid; a `MAINPID=` may name another main).
+        pgid: i32,
         /// Readiness deadline, for services with a check.
         ready_by: Option<Instant>,
     },
@@ -98,6 +101,8 @@ pub enum Phase {
     Running {
         /// Main process.
         pid: i32,
+        /// Its process group.
+        pgid: i32,
     },
     /// Waiting out the restart delay.
     Backoff {
@@ -156,8 +161,17 @@ impl Phase {
     /// The main process, while it runs.
     pub fn pid(&self) -> Option<i32> {
         match *self {
-            Phase::Starting { pid, .. } | Phase::Running { pid } => Some(pid),
+            Phase::Starting { pid, .. } | Phase::Running { pid, .. } => Some(pid),
             Phase::Stopping(s) => s.leader,
+            _ => None,
+        }
+    }
+
+    /// The process group signals go to, while any of the run is alive.
+    pub fn pgid(&self) -> Option<i32> {
+        match *self {
+            Phase::Starting { pgid, .. } | Phase::Running { pgid, .. } => Some(pgid),
+            Phase::Stopping(s) => Some(s.pgid),
             _ => None,
         }
     }
@@ -172,6 +186,34 @@ impl Phase {
             _ => None,
         }
     }
+}
+
+/// Restarts by what caused them, for metrics (`restarts_total{cause=…}`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RestartCauses {
+    /// The run ended by itself (a crash, a failing exit, any exit with `restart = "always"`).
+    pub exit: u64,
+    /// It was not ready within `ready_timeout`.
+    pub readiness: u64,
+    /// Its liveness check (or watchdog) failed past the threshold.
+    pub health: u64,
+    /// A dependency with `restart = true` ended.
+    pub dependency: u64,
+    /// `ctrlinit restart`.
+    pub manual: u64,
+}
+
+/// What the program itself said over sd_notify.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Notified {
+    /// The last `STATUS=`.
+    pub status: Option<String>,
+    /// It sent `RELOADING=1` and no `READY=1` since.
+    pub reloading: bool,
+    /// It sent `STOPPING=1`.
+    pub stopping: bool,
+    /// The last `ERRNO=`.
+    pub errno: Option<i32>,
 }
 
 /// One supervised program.
@@ -214,6 +256,18 @@ pub struct Program {
     pub oom_killed: bool,
     /// The last start failure told in full; the same failure again is not repeated.
     pub last_start_error: Option<String>,
+    /// Liveness since the current (or last) run became ready, when it has a health table.
+    pub health: Option<Health>,
+    /// Why the current run is being stopped as unhealthy (then its end counts as a failure).
+    pub unhealthy: Option<String>,
+    /// When the sd_notify watchdog must have been fed, while running.
+    pub watchdog_due: Option<Instant>,
+    /// What the current run said over sd_notify.
+    pub notified: Notified,
+    /// Restarts by cause.
+    pub causes: RestartCauses,
+    /// How long the last start took to become ready.
+    pub ready_took: Option<std::time::Duration>,
 }
 
 impl Program {
@@ -238,6 +292,12 @@ impl Program {
             failed_to_start: false,
             oom_killed: false,
             last_start_error: None,
+            health: None,
+            unhealthy: None,
+            watchdog_due: None,
+            notified: Notified::default(),
+            causes: RestartCauses::default(),
+            ready_took: None,
         }
     }
 
@@ -254,5 +314,12 @@ impl Program {
     /// Whether it is meant to be up.
     pub fn wants_up(&self) -> bool {
         self.target == Target::Up
+    }
+
+    /// Whether it runs and its liveness is past its failure threshold (`health` and `/livez`
+    /// fail while it is).
+    pub fn is_unhealthy(&self) -> bool {
+        matches!(self.phase, Phase::Running { .. })
+            && self.health.as_ref().is_some_and(Health::is_unhealthy)
     }
 }

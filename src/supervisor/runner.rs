@@ -16,12 +16,18 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
 
+use super::adopted::Adopted;
 use super::control::{self, Control, Refusal};
 use super::core::{Action, Core, Input, Level, Notice};
 use super::events::EventLog;
+use super::health_checks::HealthChecks;
 use super::idle::ColdMemory;
 use super::launch::Launcher;
+use super::notify_intake::NotifyIntake;
 use super::probes::{ProbeEvent, Probes};
+use super::telemetry;
+use super::upward::Upward;
+use super::wiring::{self, Evidence};
 use crate::config::{Config, LoadOptions, Overrides};
 use crate::crash::{CorePattern, CrashInfo, claim_core};
 use crate::logs::Command as LogCommand;
@@ -60,7 +66,18 @@ pub struct Runner {
     opts: RunOptions,
     launcher: Launcher,
     probes: Probes,
+    health: HealthChecks,
+    /// Adopted main processes that are not ctrlinit's children.
+    adopted: Adopted,
+    /// What each program's current run is judged by, until its checks take it.
+    evidence: std::collections::HashMap<ProgramId, Evidence>,
+    /// Where check tasks report.
+    probe_tx: UnboundedSender<ProbeEvent>,
     probe_events: UnboundedReceiver<ProbeEvent>,
+    /// The sd_notify socket, while some program speaks sd_notify.
+    notify: Option<NotifyIntake>,
+    /// ctrlinit's own supervisor, when it was given `NOTIFY_SOCKET`.
+    upward: Option<Upward>,
     exit: Option<(i32, Instant)>,
     reaped: Vec<(i32, Exit)>,
     /// The configuration in force.
@@ -105,8 +122,14 @@ impl Runner {
             core: Core::new(&config, Instant::now()),
             launcher: Launcher::new(opts.logs.clone()),
             opts,
-            probes: Probes::new(tx),
+            probes: Probes::new(tx.clone()),
+            health: HealthChecks::new(tx.clone()),
+            adopted: Adopted::new(tx.clone()),
+            evidence: std::collections::HashMap::new(),
+            probe_tx: tx,
             probe_events,
+            notify: None,
+            upward: Upward::from_env(),
             exit: None,
             reaped: Vec::new(),
             config,
@@ -123,6 +146,7 @@ impl Runner {
 
     /// Runs until the container stops; returns ctrlinit's exit status.
     pub async fn run(mut self, mut signals: Signals) -> i32 {
+        self.open_notify_socket();
         self.feed(Input::Boot);
         loop {
             if let Some((code, deadline)) = self.exit {
@@ -139,8 +163,9 @@ impl Runner {
                     .map(|q| Instant::now() + q),
                 Some(_) => None,
             };
-            if self.cold_memory == ColdMemory::Released {
-                // Whatever wakes the loop next is work.
+            let was_released = self.cold_memory == ColdMemory::Released;
+            if was_released {
+                // Whatever wakes the loop next is work (but a routine check, see below).
                 self.cold_memory = ColdMemory::AfterWork;
             }
             tokio::select! {
@@ -150,13 +175,29 @@ impl Runner {
                     Err(e) => error!("failed to read signals: {e}"),
                 },
                 Some(event) = self.probe_events.recv() => {
-                    if let Some(input) = self.probes.event(event, &self.core, &self.launcher) {
+                    let (liveness, seq) = (event.is_liveness(), self.seq);
+                    let input = if let ProbeEvent::AdoptedExited { id, pid } = event {
+                        // Its zombie may be ctrlinit's after all (reparented since): reap first.
+                        self.reap();
+                        self.adopted.exited(id, pid, &self.core)
+                    } else if liveness {
+                        self.health.event(event, &self.core, &self.launcher)
+                    } else {
+                        self.probes.event(event, &self.core, &self.launcher)
+                    };
+                    if let Some(input) = input {
                         self.feed(input);
+                    }
+                    // A check that changed nothing is no work: an idle container with checks
+                    // keeps its cold memory released.
+                    if liveness && was_released && self.seq == seq {
+                        self.cold_memory = ColdMemory::Released;
                     }
                 }
                 // A due deadline (a backoff ending, a SIGKILL escalation) goes before requests:
                 // a storm of clients keeps the request channel busy and must not starve it.
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
+                () = notify_ready(&self.notify) => self.on_notify(),
                 Some(done) = self.reloads.recv() => self.reload_read(done),
                 Some(request) = self.control.recv() => self.on_control(request),
                 _ = sleep_until(release_at), if release_at.is_some() => self.release_memory(),
@@ -243,9 +284,13 @@ impl Runner {
                 if let Some(input) = self.probes.reaped(pid, exit, &self.core) {
                     self.feed(input);
                 }
-            } else if self.core.owns_pid(pid) {
+            } else if self.health.owns(pid) {
+                if let Some(input) = self.health.reaped(pid, exit, &self.core) {
+                    self.feed(input);
+                }
+            } else if let Some(pgid) = self.core.group_of(pid) {
                 // Programs lead their own process group: is anything of it left to stop?
-                let group_empty = !group_exists(pid);
+                let group_empty = !group_exists(pgid);
                 let oom_killed = self.oom_killed(exit);
                 self.feed(Input::Reaped {
                     pid,
@@ -304,6 +349,36 @@ impl Runner {
             }
         }
         self.probes.cancel_stale(&self.core);
+        self.health.cancel_stale(&self.core);
+        self.adopted.cancel_stale(&self.core);
+        if let Some(up) = &mut self.upward {
+            up.update(&self.core);
+        }
+    }
+
+    /// Binds the sd_notify socket when some program speaks sd_notify (at start and after a
+    /// reload); a program told to use it while it cannot be bound is never ready, so say so.
+    fn open_notify_socket(&mut self) {
+        if self.notify.is_some() || !self.config.programs.iter().any(|p| p.speaks_notify()) {
+            return;
+        }
+        let path = self.config.init.notify_socket_path();
+        match NotifyIntake::open(&path) {
+            Ok(n) => self.notify = Some(n),
+            Err(e) => error!(
+                "{e}; programs with ready = {{ notify = \"systemd\" }} or a watchdog cannot report"
+            ),
+        }
+    }
+
+    /// sd_notify datagrams arrived.
+    fn on_notify(&mut self) {
+        let Some(intake) = &mut self.notify else {
+            return;
+        };
+        for input in intake.drain(&self.core) {
+            self.feed(input);
+        }
     }
 
     /// `GroupGone` for every program whose leader is gone and whose group is now empty.
@@ -321,7 +396,16 @@ impl Runner {
             Action::Probe { id, run } => {
                 if let Some(p) = self.core.program(id) {
                     let spec = Arc::clone(&p.spec);
-                    self.probes.start(id, run, &spec, &self.launcher);
+                    let evidence = self.evidence.entry(id).or_default();
+                    self.probes.start(id, run, &spec, &self.launcher, evidence);
+                }
+            }
+            Action::Adopted { id, pid } => self.adopted.watch(id, pid),
+            Action::Watch { id, run } => {
+                if let Some(p) = self.core.program(id) {
+                    let spec = Arc::clone(&p.spec);
+                    let evidence = self.evidence.entry(id).or_default();
+                    self.health.start(id, run, &spec, evidence);
                 }
             }
             Action::Signal { pgid, signal } => signal_group(pgid, signal),
@@ -339,6 +423,7 @@ impl Runner {
                 if let Some(config) = self.pending_config.take() {
                     self.config = Arc::clone(&config);
                     let _ = self.opts.logs.send(LogCommand::Configure(config));
+                    self.open_notify_socket();
                 }
             }
             Action::Notice(n) => {
@@ -361,6 +446,7 @@ impl Runner {
             from: n.transition.map(|t| t.0),
             to: n.transition.map(|t| t.1),
             message: n.message,
+            health: n.health,
         };
         self.events.publish(record);
     }
@@ -370,7 +456,24 @@ impl Runner {
             return Input::Tick;
         };
         let (spec, run) = (Arc::clone(&p.spec), p.run);
-        match self.launcher.program(&spec, run) {
+        let notify_path = self
+            .notify
+            .as_ref()
+            .map_or_else(|| self.config.init.notify_socket_path(), |n| n.path.clone());
+        let (wiring, evidence) = match wiring::prepare(&spec, id, run, &notify_path, &self.probe_tx)
+        {
+            Ok(w) => w,
+            Err(e) => {
+                return Input::SpawnFailed {
+                    id,
+                    exit: Exit::Code(126),
+                    error: format!("{}: cannot prepare its start: {e}", spec.command[0]),
+                    exec_failed: false,
+                };
+            }
+        };
+        self.evidence.insert(id, evidence);
+        match self.launcher.program(&spec, run, wiring) {
             Ok(pid) => Input::Spawned { id, pid },
             Err(e) => Input::SpawnFailed {
                 id,
@@ -497,6 +600,13 @@ impl Runner {
             Control::Graph { reply } => {
                 let _ = reply.send(control::graph(&self.core));
             }
+            Control::Probe { reply } => {
+                let _ = reply.send(telemetry::probe_answer(&self.core));
+            }
+            Control::Metrics { reply } => {
+                let foreign = self.notify.as_ref().map_or(0, |n| n.foreign);
+                let _ = reply.send(telemetry::metrics(&self.core, self.orphans_reaped, foreign));
+            }
         }
     }
 
@@ -605,6 +715,14 @@ impl Runner {
         }
         info!("all programs stopped; exiting with status {code}");
         code
+    }
+}
+
+/// Resolves when the sd_notify socket may have datagrams; never without one.
+async fn notify_ready(intake: &Option<NotifyIntake>) {
+    match intake {
+        Some(n) => n.ready().await,
+        None => std::future::pending().await,
     }
 }
 

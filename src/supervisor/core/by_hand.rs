@@ -129,14 +129,15 @@ impl Core {
             p.target = Target::Down(DownReason::Restart);
             if p.phase.is_live() {
                 p.forced_restarts += 1;
+                p.causes.manual += 1;
             }
         }
         self.restart_sets.push(set);
     }
 
     pub(super) fn signal_by_hand(&mut self, i: usize, signal: Signal, acts: &mut Vec<Action>) {
-        if let Some(pid) = self.programs[i].phase.pid() {
-            self.signal_run(i, pid, signal, acts);
+        if let Some(pgid) = self.programs[i].phase.pgid() {
+            self.signal_run(i, pgid, signal, acts);
         }
     }
 }

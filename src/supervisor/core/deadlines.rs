@@ -24,12 +24,13 @@ impl Core {
                 self.deadline_passed(i, now, acts);
             }
         }
+        self.watchdogs_due(now, acts);
     }
 
     /// Which deadline of program `i` passed.
     fn deadline_passed(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
         match self.programs[i].phase {
-            Phase::Starting { pid, .. } => self.ready_timed_out(i, pid, now, acts),
+            Phase::Starting { pid, pgid, .. } => self.ready_timed_out(i, pid, pgid, now, acts),
             Phase::Backoff { .. } => self.backoff_over(i, now, acts),
             Phase::Stopping(s) if s.kill_at.is_some() => self.kill_due(i, s, now, acts),
             Phase::Stopping(s) if s.leader.is_none() => self.group_outlived_kill(i, s, now, acts),
@@ -47,11 +48,18 @@ impl Core {
     }
 
     /// Not ready within `ready_timeout`: stop it; the run counts as failed.
-    fn ready_timed_out(&mut self, i: usize, pid: i32, now: Instant, acts: &mut Vec<Action>) {
+    fn ready_timed_out(
+        &mut self,
+        i: usize,
+        pid: i32,
+        pgid: i32,
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
         let spec = Arc::clone(&self.programs[i].spec);
-        self.signal_run(i, pid, spec.stop_signal, acts);
+        self.signal_run(i, pgid, spec.stop_signal, acts);
         let phase = Phase::Stopping(Stopping {
-            pgid: pid,
+            pgid,
             leader: Some(pid),
             kill_at: Some(self.kill_deadline(i, now)),
             give_up_at: None,

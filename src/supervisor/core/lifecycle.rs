@@ -22,12 +22,16 @@ impl Core {
         p.failed_to_start = false;
         p.oom_killed = false;
         p.last_start_error = None;
+        p.unhealthy = None;
+        p.watchdog_due = None;
+        p.notified = Default::default();
         let (id, run) = (p.id, p.run);
         let spec = Arc::clone(&p.spec);
         let (phase, why) = match (spec.kind, &spec.ready) {
             (Kind::Oneshot, _) => (
                 Phase::Starting {
                     pid,
+                    pgid: pid,
                     ready_by: None,
                 },
                 notices::spawned(pid, false),
@@ -37,14 +41,22 @@ impl Core {
                 (
                     Phase::Starting {
                         pid,
+                        pgid: pid,
                         ready_by: Some(now + spec.ready_timeout),
                     },
                     notices::spawned(pid, true),
                 )
             }
-            (Kind::Service, None) => (Phase::Running { pid }, notices::spawned(pid, false)),
+            (Kind::Service, None) => (
+                Phase::Running { pid, pgid: pid },
+                notices::spawned(pid, false),
+            ),
         };
+        let running = matches!(phase, Phase::Running { .. });
         self.set_phase(i, phase, now, why, acts);
+        if running {
+            self.became_ready(i, now, acts);
+        }
     }
 
     pub(super) fn spawn_failed(
@@ -77,7 +89,7 @@ impl Core {
 
     pub(super) fn ready(&mut self, i: usize, run: u64, now: Instant, acts: &mut Vec<Action>) {
         let p = &self.programs[i];
-        if let Phase::Starting { pid, .. } = p.phase
+        if let Phase::Starting { pid, pgid, .. } = p.phase
             && p.run == run
             && p.spec.kind == Kind::Service
         {
@@ -85,13 +97,15 @@ impl Core {
                 .run_started
                 .map(|t| now.saturating_duration_since(t))
                 .unwrap_or_default();
+            self.programs[i].ready_took = Some(took);
             self.set_phase(
                 i,
-                Phase::Running { pid },
+                Phase::Running { pid, pgid },
                 now,
                 notices::ready_after(took),
                 acts,
             );
+            self.became_ready(i, now, acts);
         }
     }
 
@@ -157,7 +171,7 @@ impl Core {
                     self.group_gone(i, now, acts);
                 }
             }
-            Phase::Starting { .. } | Phase::Running { .. } => {
+            Phase::Starting { pgid, .. } | Phase::Running { pgid, .. } => {
                 let then = if p.wants_up() {
                     After::Policy {
                         forced_failure: false,
@@ -170,9 +184,9 @@ impl Core {
                     self.run_finish_or_complete(i, then, now, acts);
                 } else {
                     let kill_at = self.kill_deadline(i, now);
-                    self.signal_run(i, pid, stop_signal, acts);
+                    self.signal_run(i, pgid, stop_signal, acts);
                     let phase = Phase::Stopping(Stopping {
-                        pgid: pid,
+                        pgid,
                         leader: None,
                         kill_at: Some(kill_at),
                         give_up_at: None,
@@ -203,10 +217,12 @@ impl Core {
             match self.programs[d].phase {
                 Phase::Starting { .. } | Phase::Running { .. } => {
                     self.programs[d].forced_restarts += 1;
+                    self.programs[d].causes.dependency += 1;
                     self.begin_stop(d, now, why, acts);
                 }
                 Phase::Backoff { .. } => {
                     self.programs[d].forced_restarts += 1;
+                    self.programs[d].causes.dependency += 1;
                     self.set_phase(d, Phase::Waiting, now, why, acts);
                 }
                 _ => {}
@@ -282,14 +298,23 @@ impl Core {
         let spec = Arc::clone(&p.spec);
         let exit = p.last_exit;
         let verdict = policy::decide(&spec, &mut p.history, exit, forced_failure, ran_for, now);
-        let how = notices::how_run_ended(
+        let how = notices::how_run_ended(notices::RunEnding {
             exit,
-            p.failed_to_start,
-            p.oom_killed,
+            failed_to_start: p.failed_to_start,
+            oom_killed: p.oom_killed,
             forced_failure,
+            unhealthy: p.unhealthy.as_deref(),
             ran_for,
-            spec.ready_timeout,
-        );
+            ready_timeout: spec.ready_timeout,
+        });
+        if let Verdict::Restart { .. } = verdict {
+            let causes = &mut p.causes;
+            match (&p.unhealthy, forced_failure) {
+                (Some(_), _) => causes.health += 1,
+                (None, true) => causes.readiness += 1,
+                (None, false) => causes.exit += 1,
+            }
+        }
         match verdict {
             Verdict::Completed => {
                 self.set_phase(i, Phase::Completed, now, how, acts);
@@ -359,18 +384,20 @@ impl Core {
         why: String,
         acts: &mut Vec<Action>,
     ) {
-        let (Phase::Starting { pid, .. } | Phase::Running { pid }) = self.programs[i].phase else {
+        let (Phase::Starting { pid, pgid, .. } | Phase::Running { pid, pgid }) =
+            self.programs[i].phase
+        else {
             return;
         };
         let signal = self.programs[i].spec.stop_signal;
-        self.signal_run(i, pid, signal, acts);
+        self.signal_run(i, pgid, signal, acts);
         let phase = Phase::Stopping(Stopping {
-            pgid: pid,
+            pgid,
             leader: Some(pid),
             kill_at: Some(self.kill_deadline(i, now)),
             give_up_at: None,
             then: After::Target,
         });
-        self.set_phase(i, phase, now, notices::stop_sent(&why, signal, pid), acts);
+        self.set_phase(i, phase, now, notices::stop_sent(&why, signal, pgid), acts);
     }
 }

@@ -23,6 +23,7 @@
 mod by_hand;
 mod deadlines;
 mod lifecycle;
+mod liveness;
 mod registry;
 mod reload;
 mod settle;
@@ -34,7 +35,9 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+use super::health::CheckResult;
 use super::notices;
+use super::notify_message::NotifyMessage;
 use super::program::{Phase, Program, Stopping, Target};
 use crate::config::graph::Graph;
 use crate::config::{Config, InitSettings};
@@ -95,6 +98,24 @@ pub enum Input {
         /// The run it was checked for.
         run: u64,
     },
+    /// A liveness check of a running program ended.
+    Checked {
+        /// The program.
+        id: ProgramId,
+        /// The run it checked.
+        run: u64,
+        /// What it found.
+        result: CheckResult,
+    },
+    /// A program (its main process or a descendant) sent an sd_notify datagram.
+    Notified {
+        /// The program.
+        id: ProgramId,
+        /// What it said (a `MAINPID=` the shell could not verify is already removed).
+        message: NotifyMessage,
+        /// The process group of the `MAINPID=` process, when one was named.
+        main_pgid: Option<i32>,
+    },
     /// A `finish` hook was spawned.
     FinishSpawned {
         /// The program.
@@ -141,6 +162,22 @@ pub enum Action {
     },
     /// Start its readiness check; answer with `Ready` when it passes.
     Probe {
+        /// The program.
+        id: ProgramId,
+        /// The run being checked.
+        run: u64,
+    },
+    /// A process that is not the spawned one became the run's main process (`MAINPID=`): the
+    /// shell watches for its exit even if its parent is not ctrlinit, and answers `Reaped`.
+    Adopted {
+        /// The program.
+        id: ProgramId,
+        /// The new main process.
+        pid: i32,
+    },
+    /// Start its liveness checks (it became ready); answer each with `Checked`. They end when
+    /// the run stops running.
+    Watch {
         /// The program.
         id: ProgramId,
         /// The run being checked.
@@ -200,6 +237,8 @@ pub struct Notice {
     pub transition: Option<(State, State)>,
     /// What happened and why.
     pub message: String,
+    /// The program's liveness, when the notice is a liveness change.
+    pub health: Option<String>,
 }
 
 /// Severity of a notice.
@@ -331,7 +370,15 @@ impl Core {
 
     /// The earliest instant at which [`Input::Tick`] has something to do.
     pub fn next_deadline(&self) -> Option<Instant> {
-        let programs = self.programs.iter().filter_map(|p| p.phase.deadline());
+        let programs = self.programs.iter().filter_map(|p| {
+            let watchdog = p
+                .watchdog_due
+                .filter(|_| matches!(p.phase, Phase::Running { .. }));
+            match (p.phase.deadline(), watchdog) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        });
         let shutdown = self
             .shutdown
             .as_ref()
@@ -344,6 +391,16 @@ impl Core {
     /// orphan the core has nothing to decide about).
     pub fn owns_pid(&self, pid: i32) -> bool {
         self.owner_of(pid).is_some()
+    }
+
+    /// The process group to check for emptiness when `pid`, a main process or finish hook, is
+    /// reaped (a main process named by `MAINPID=` may lead another group than its run's).
+    pub fn group_of(&self, pid: i32) -> Option<i32> {
+        let p = &self.programs[self.owner_of(pid)?];
+        match p.phase {
+            Phase::Finishing { .. } => Some(pid),
+            phase => phase.pgid(),
+        }
     }
 
     fn owner_of(&self, pid: i32) -> Option<usize> {
@@ -371,6 +428,8 @@ impl Core {
             | Input::SpawnFailed { id, .. }
             | Input::GroupGone { id }
             | Input::Ready { id, .. }
+            | Input::Checked { id, .. }
+            | Input::Notified { id, .. }
             | Input::FinishSpawned { id, .. }
             | Input::FinishFailed { id }
             | Input::Signal { id, .. } => *id,
@@ -404,6 +463,10 @@ impl Core {
             } => self.reaped(pid, exit, group_empty, oom_killed, now, &mut acts),
             Input::GroupGone { .. } => self.group_gone(i, now, &mut acts),
             Input::Ready { run, .. } => self.ready(i, run, now, &mut acts),
+            Input::Checked { run, result, .. } => self.checked(i, run, result, now, &mut acts),
+            Input::Notified {
+                message, main_pgid, ..
+            } => self.notified(i, message, main_pgid, now, &mut acts),
             Input::FinishSpawned { pid, .. } => self.finish_spawned(i, pid),
             Input::FinishFailed { .. } => self.finish_failed(i, now, &mut acts),
             Input::Shutdown { reason } => self.begin_shutdown(0, &reason, now, &mut acts),
@@ -501,6 +564,7 @@ impl Core {
             level,
             transition,
             message,
+            health: None,
         }));
     }
 

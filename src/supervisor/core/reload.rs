@@ -38,6 +38,11 @@ impl Core {
             ("crash_dir", old.crash_dir != new.crash_dir),
             ("socket", old.socket != new.socket),
             ("socket_group", old.socket_group != new.socket_group),
+            ("http", old.http != new.http),
+            (
+                "notify_socket",
+                old.notify_socket_path() != new.notify_socket_path(),
+            ),
         ]
         .into_iter()
         .filter_map(|(key, differs)| differs.then_some(key))

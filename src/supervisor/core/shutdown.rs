@@ -66,10 +66,10 @@ impl Core {
     pub(super) fn kill_everything(&mut self, now: Instant, acts: &mut Vec<Action>) {
         for i in 0..self.programs.len() {
             match self.programs[i].phase {
-                Phase::Starting { pid, .. } | Phase::Running { pid } => {
-                    self.signal_run(i, pid, Signal::SIGKILL, acts);
+                Phase::Starting { pid, pgid, .. } | Phase::Running { pid, pgid } => {
+                    self.signal_run(i, pgid, Signal::SIGKILL, acts);
                     let phase = Phase::Stopping(Stopping {
-                        pgid: pid,
+                        pgid,
                         leader: Some(pid),
                         kill_at: None,
                         give_up_at: Some(now + KILL_GRACE),

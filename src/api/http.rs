@@ -1,0 +1,275 @@
+//! The probe endpoint (`[init] http = "127.0.0.1:9100"`): read-only HTTP for probes and
+//! scrapers, so a Kubernetes `httpGet` probe costs no process in the container.
+//!
+//! - `GET /livez`: 200 unless a program is past its liveness threshold or the container stops;
+//! - `GET /readyz`: 200 when every program meant to be up is up;
+//! - `GET /metrics`: OpenMetrics text;
+//! - `GET /v1/status`: the JSON of `ctrlinit status --json`.
+//!
+//! `HEAD` works on each. Nothing changes state. One request per connection; the request head
+//! is read with a size cap and a deadline, and at most [`MAX_CONNECTIONS`] are served at once
+//! (more are closed at once), so a client cannot hold the endpoint or the supervisor.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tracing::debug;
+
+use super::handles::{Handles, closed};
+use super::metrics::{CONTENT_TYPE, Own, render};
+use crate::supervisor::control::Control;
+
+/// Connections served at once.
+pub(crate) const MAX_CONNECTIONS: usize = 32;
+
+/// The answer when every slot is taken.
+const BUSY: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 5\r\nConnection: close\r\n\r\nbusy\n";
+
+/// Largest request head read.
+const HEAD_CAP: usize = 8192;
+
+/// How long a client has to send its request, and to take the answer: long enough for any
+/// real probe, short enough that idle connections free their slots soon.
+const CLIENT_TIME: Duration = Duration::from_secs(3);
+
+/// Accepts connections until the init starts to exit.
+pub(crate) async fn serve(listener: TcpListener, handles: Handles) {
+    let mut closing = handles.closing.clone();
+    let busy = Arc::new(AtomicUsize::new(0));
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = closed(&mut closing) => return,
+        };
+        let Ok((stream, _)) = accepted else {
+            // EMFILE and friends: back off briefly instead of spinning.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        if busy.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
+            busy.fetch_sub(1, Ordering::AcqRel);
+            // Said without waiting (it fits an empty socket buffer), then closed.
+            let _ = stream.try_write(BUSY);
+            continue;
+        }
+        let (handles, busy) = (handles.clone(), Arc::clone(&busy));
+        tokio::spawn(async move {
+            if let Err(e) = tokio::time::timeout(CLIENT_TIME * 2, one(stream, &handles)).await {
+                debug!("http: a client took too long: {e}");
+            }
+            busy.fetch_sub(1, Ordering::AcqRel);
+        });
+    }
+}
+
+/// An answer: status, content type, body.
+struct Answer {
+    status: u16,
+    content_type: &'static str,
+    body: String,
+}
+
+impl Answer {
+    fn text(status: u16, body: String) -> Answer {
+        Answer {
+            status,
+            content_type: "text/plain; charset=utf-8",
+            body,
+        }
+    }
+}
+
+/// Serves one connection: one request, one answer.
+async fn one(mut stream: TcpStream, handles: &Handles) -> std::io::Result<()> {
+    let Some(head) = read_head(&mut stream).await? else {
+        return Ok(());
+    };
+    let answer = match parse(&head) {
+        Err(answer) => answer,
+        Ok((method, path)) => {
+            let mut answer = route(&path, handles).await;
+            if method == "HEAD" {
+                // The length of what GET would send, and no body.
+                let length = answer.body.len();
+                answer.body.clear();
+                return write(&mut stream, &answer, length).await;
+            }
+            answer
+        }
+    };
+    let length = answer.body.len();
+    write(&mut stream, &answer, length).await
+}
+
+/// The request head, up to its blank line; `None` when the client closed first.
+async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<Vec<u8>>> {
+    let mut buf = vec![0u8; HEAD_CAP];
+    let mut filled = 0;
+    let read = async {
+        loop {
+            let n = stream.read(&mut buf[filled..]).await?;
+            if n == 0 {
+                return Ok::<_, std::io::Error>(false);
+            }
+            filled += n;
+            if buf[..filled].windows(4).any(|w| w == b"\r\n\r\n") || filled == buf.len() {
+                return Ok(true);
+            }
+        }
+    };
+    match tokio::time::timeout(CLIENT_TIME, read).await {
+        Ok(Ok(true)) => {
+            buf.truncate(filled);
+            Ok(Some(buf))
+        }
+        Ok(Ok(false)) => Ok(None),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The method and path (without its query), or the error answer.
+fn parse(head: &[u8]) -> Result<(String, String), Answer> {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(head) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Ok(httparse::Status::Partial) => {
+            return Err(Answer::text(431, "request head too large\n".into()));
+        }
+        Err(e) => return Err(Answer::text(400, format!("bad request: {e}\n"))),
+    }
+    let method = req.method.unwrap_or("").to_string();
+    if method != "GET" && method != "HEAD" {
+        return Err(Answer::text(
+            405,
+            "only GET and HEAD: this endpoint is read-only\n".into(),
+        ));
+    }
+    let path = req.path.unwrap_or("/");
+    let path = path.split('?').next().unwrap_or("/").to_string();
+    Ok((method, path))
+}
+
+async fn route(path: &str, handles: &Handles) -> Answer {
+    match path {
+        "/livez" | "/readyz" => match handles.ask(|reply| Control::Probe { reply }).await {
+            Ok(p) => {
+                let (ok, why) = if path == "/livez" {
+                    (p.live, p.not_live)
+                } else {
+                    (p.ready, p.not_ready)
+                };
+                if ok {
+                    Answer::text(200, "ok\n".into())
+                } else {
+                    Answer::text(503, format!("{}\n", why.join("\n")))
+                }
+            }
+            Err(_) => Answer::text(503, "ctrlinit is exiting\n".into()),
+        },
+        "/metrics" => match handles.ask(|reply| Control::Metrics { reply }).await {
+            Ok(m) => {
+                let own = Own {
+                    resident_bytes: crate::sys::self_usage::resident_bytes(),
+                    open_fds: crate::sys::self_usage::open_fds(),
+                };
+                Answer {
+                    status: 200,
+                    content_type: CONTENT_TYPE,
+                    body: render(&m, &own),
+                }
+            }
+            Err(_) => Answer::text(503, "ctrlinit is exiting\n".into()),
+        },
+        "/v1/status" => match handles
+            .ask(|reply| Control::Status {
+                names: Vec::new(),
+                reply,
+            })
+            .await
+        {
+            Ok(Ok((seq, programs))) => {
+                let list: Vec<serde_json::Value> = programs
+                    .iter()
+                    .map(|p| {
+                        let mut v = serde_json::to_value(p).unwrap_or_default();
+                        v["seq"] = seq.into();
+                        v
+                    })
+                    .collect();
+                Answer {
+                    status: 200,
+                    content_type: "application/json",
+                    body: serde_json::to_string(&list).unwrap_or_default() + "\n",
+                }
+            }
+            _ => Answer::text(503, "ctrlinit is exiting\n".into()),
+        },
+        _ => Answer::text(
+            404,
+            "not found: try /livez, /readyz, /metrics or /v1/status\n".into(),
+        ),
+    }
+}
+
+async fn write(stream: &mut TcpStream, a: &Answer, length: usize) -> std::io::Result<()> {
+    let reason = match a.status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        431 => "Request Header Fields Too Large",
+        _ => "Service Unavailable",
+    };
+    let mut out = format!(
+        "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nContent-Length: {length}\r\nCache-Control: no-store\r\nConnection: close\r\n",
+        a.status, a.content_type
+    );
+    if a.status == 405 {
+        out.push_str("Allow: GET, HEAD\r\n");
+    }
+    out.push_str("\r\n");
+    out.push_str(&a.body);
+    match tokio::time::timeout(CLIENT_TIME, stream.write_all(out.as_bytes())).await {
+        Ok(r) => r,
+        Err(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_read_only_and_bounded() {
+        assert_eq!(
+            parse(b"GET /livez?verbose HTTP/1.1\r\nHost: x\r\n\r\n").ok(),
+            Some(("GET".into(), "/livez".into()))
+        );
+        assert_eq!(
+            parse(b"HEAD /metrics HTTP/1.0\r\n\r\n").ok(),
+            Some(("HEAD".into(), "/metrics".into()))
+        );
+        assert_eq!(
+            parse(b"POST /livez HTTP/1.1\r\n\r\n")
+                .err()
+                .map(|a| a.status),
+            Some(405)
+        );
+        assert_eq!(
+            parse(b"\x00\x01garbage\r\n\r\n").err().map(|a| a.status),
+            Some(400)
+        );
+        assert_eq!(
+            parse(b"GET /livez HTTP/1.1\r\nHost: x")
+                .err()
+                .map(|a| a.status),
+            Some(431)
+        );
+    }
+}

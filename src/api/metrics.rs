@@ -1,0 +1,306 @@
+//! `/metrics` in the OpenMetrics text format (also what Prometheus scrapes): one family per
+//! quantity, labelled by program, ending with `# EOF`.
+
+use std::fmt::Write;
+
+use crate::model::State;
+use crate::supervisor::telemetry::Metrics;
+
+/// The content type of the answer.
+pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Every state a program can be in, for the state set.
+const STATES: &[State] = &[
+    State::Waiting,
+    State::Starting,
+    State::Running,
+    State::Backoff,
+    State::Stopping,
+    State::Stopped,
+    State::Exited,
+    State::Completed,
+    State::Exhausted,
+];
+
+/// ctrlinit's own footprint.
+pub(crate) struct Own {
+    /// Resident memory in bytes.
+    pub(crate) resident_bytes: Option<u64>,
+    /// Open descriptors.
+    pub(crate) open_fds: Option<u64>,
+}
+
+/// Renders the exposition.
+pub(crate) fn render(m: &Metrics, own: &Own) -> String {
+    let mut out = String::with_capacity(256 + m.programs.len() * 1024);
+    family(
+        &mut out,
+        "ctrlinit_program_state",
+        "stateset",
+        "The program's state.",
+        None,
+    );
+    for p in &m.programs {
+        for s in STATES {
+            let on = u8::from(p.state == *s);
+            let _ = writeln!(
+                out,
+                "ctrlinit_program_state{{program=\"{}\",ctrlinit_program_state=\"{s}\"}} {on}",
+                esc(&p.name)
+            );
+        }
+    }
+    family(
+        &mut out,
+        "ctrlinit_program_up",
+        "gauge",
+        "1 when the program is up (a service running, a oneshot completed).",
+        None,
+    );
+    for p in &m.programs {
+        let _ = writeln!(
+            out,
+            "ctrlinit_program_up{{program=\"{}\"}} {}",
+            esc(&p.name),
+            u8::from(p.up)
+        );
+    }
+    family(
+        &mut out,
+        "ctrlinit_program_restarts",
+        "counter",
+        "Restarts by cause: exit, readiness and health count against the budget; dependency and manual do not.",
+        None,
+    );
+    for p in &m.programs {
+        let r = p.restarts;
+        for (cause, n) in [
+            ("exit", r.exit),
+            ("readiness", r.readiness),
+            ("health", r.health),
+            ("dependency", r.dependency),
+            ("manual", r.manual),
+        ] {
+            let _ = writeln!(
+                out,
+                "ctrlinit_program_restarts_total{{program=\"{}\",cause=\"{cause}\"}} {n}",
+                esc(&p.name)
+            );
+        }
+    }
+    family(
+        &mut out,
+        "ctrlinit_program_last_exit_status",
+        "gauge",
+        "How the last run ended, as a shell status (128 + signal when killed).",
+        None,
+    );
+    for p in &m.programs {
+        if let Some(code) = p.last_exit_status {
+            let _ = writeln!(
+                out,
+                "ctrlinit_program_last_exit_status{{program=\"{}\"}} {code}",
+                esc(&p.name)
+            );
+        }
+    }
+    family(
+        &mut out,
+        "ctrlinit_program_ready_seconds",
+        "gauge",
+        "How long the last start took to become ready.",
+        Some("seconds"),
+    );
+    for p in &m.programs {
+        if let Some(t) = p.ready_time {
+            let _ = writeln!(
+                out,
+                "ctrlinit_program_ready_seconds{{program=\"{}\"}} {:.3}",
+                esc(&p.name),
+                t.as_secs_f64()
+            );
+        }
+    }
+    health(&mut out, m);
+    family(
+        &mut out,
+        "ctrlinit_orphans_reaped",
+        "counter",
+        "Orphaned processes reaped that belonged to no program.",
+        None,
+    );
+    let _ = writeln!(out, "ctrlinit_orphans_reaped_total {}", m.orphans_reaped);
+    family(
+        &mut out,
+        "ctrlinit_notify_foreign_messages",
+        "counter",
+        "sd_notify messages ignored because their sender belongs to no program speaking sd_notify.",
+        None,
+    );
+    let _ = writeln!(
+        out,
+        "ctrlinit_notify_foreign_messages_total {}",
+        m.notify_foreign
+    );
+    if let Some(b) = own.resident_bytes {
+        family(
+            &mut out,
+            "ctrlinit_resident_memory_bytes",
+            "gauge",
+            "ctrlinit's resident memory.",
+            Some("bytes"),
+        );
+        let _ = writeln!(out, "ctrlinit_resident_memory_bytes {b}");
+    }
+    if let Some(n) = own.open_fds {
+        family(
+            &mut out,
+            "ctrlinit_open_fds",
+            "gauge",
+            "ctrlinit's open file descriptors.",
+            None,
+        );
+        let _ = writeln!(out, "ctrlinit_open_fds {n}");
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+/// A family's metadata lines.
+fn family(out: &mut String, name: &str, kind: &str, help: &str, unit: Option<&str>) {
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+    if let Some(u) = unit {
+        let _ = writeln!(out, "# UNIT {name} {u}");
+    }
+    let _ = writeln!(out, "# HELP {name} {help}");
+}
+
+/// The liveness families, for programs with a health table.
+fn health(out: &mut String, m: &Metrics) {
+    let with: Vec<_> = m
+        .programs
+        .iter()
+        .filter_map(|p| Some((esc(&p.name), p.health.as_ref()?)))
+        .collect();
+    family(
+        out,
+        "ctrlinit_health_checks",
+        "counter",
+        "Liveness checks made.",
+        None,
+    );
+    for (name, h) in &with {
+        let _ = writeln!(
+            out,
+            "ctrlinit_health_checks_total{{program=\"{name}\"}} {}",
+            h.checks_total
+        );
+    }
+    family(
+        out,
+        "ctrlinit_health_check_failures",
+        "counter",
+        "Liveness checks that failed (start period included).",
+        None,
+    );
+    for (name, h) in &with {
+        let _ = writeln!(
+            out,
+            "ctrlinit_health_check_failures_total{{program=\"{name}\"}} {}",
+            h.failures_total
+        );
+    }
+    family(
+        out,
+        "ctrlinit_health_check_duration_seconds",
+        "gauge",
+        "How long the last liveness check took.",
+        Some("seconds"),
+    );
+    for (name, h) in &with {
+        if let Some(d) = h.last_duration {
+            let _ = writeln!(
+                out,
+                "ctrlinit_health_check_duration_seconds{{program=\"{name}\"}} {:.6}",
+                d.as_secs_f64()
+            );
+        }
+    }
+    family(
+        out,
+        "ctrlinit_program_healthy",
+        "gauge",
+        "0 while the program is past its liveness threshold, else 1.",
+        None,
+    );
+    for (name, h) in &with {
+        let _ = writeln!(
+            out,
+            "ctrlinit_program_healthy{{program=\"{name}\"}} {}",
+            u8::from(!h.unhealthy)
+        );
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped.
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::supervisor::program::RestartCauses;
+    use crate::supervisor::telemetry::{HealthMetrics, ProgramMetrics};
+    use std::time::Duration;
+
+    #[test]
+    fn families_are_declared_once_before_their_samples_and_the_text_ends_with_eof() {
+        let m = Metrics {
+            programs: vec![ProgramMetrics {
+                name: "api".into(),
+                state: State::Running,
+                up: true,
+                restarts: RestartCauses {
+                    health: 2,
+                    ..RestartCauses::default()
+                },
+                last_exit_status: Some(143),
+                ready_time: Some(Duration::from_millis(250)),
+                health: Some(HealthMetrics {
+                    checks_total: 7,
+                    failures_total: 3,
+                    last_duration: Some(Duration::from_millis(4)),
+                    unhealthy: false,
+                }),
+            }],
+            orphans_reaped: 5,
+            notify_foreign: 1,
+        };
+        let own = Own {
+            resident_bytes: Some(1 << 20),
+            open_fds: Some(9),
+        };
+        let text = render(&m, &own);
+        assert!(text.ends_with("# EOF\n"));
+        assert!(text.contains(
+            "ctrlinit_program_state{program=\"api\",ctrlinit_program_state=\"running\"} 1"
+        ));
+        assert!(text.contains(
+            "ctrlinit_program_state{program=\"api\",ctrlinit_program_state=\"backoff\"} 0"
+        ));
+        assert!(
+            text.contains("ctrlinit_program_restarts_total{program=\"api\",cause=\"health\"} 2")
+        );
+        assert!(text.contains("ctrlinit_program_ready_seconds{program=\"api\"} 0.250"));
+        assert!(text.contains("ctrlinit_health_check_failures_total{program=\"api\"} 3"));
+        assert!(text.contains("ctrlinit_orphans_reaped_total 5"));
+        let types = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
+        let names: std::collections::HashSet<_> =
+            text.lines().filter(|l| l.starts_with("# TYPE ")).collect();
+        assert_eq!(types, names.len(), "each family declared once");
+        assert_eq!(esc("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}

@@ -1,0 +1,90 @@
+//! Main processes a run adopted (`MAINPID=`) that are not ctrlinit's children: their parent (the
+//! launcher that forked them) may still be alive, so their exit would never reach ctrlinit's
+//! reaper. A pidfd tells when one exits; its status is read from its zombie while its parent
+//! has not reaped it.
+
+use std::collections::HashMap;
+
+use tokio::io::unix::AsyncFd;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+use tracing::debug;
+
+use super::check_events::ProbeEvent;
+use super::core::{Core, Input};
+use crate::model::{Exit, ProgramId};
+use crate::sys::init::group_exists;
+use crate::sys::procs;
+
+/// The adopted main processes being watched, one per program at most.
+pub(crate) struct Adopted {
+    watches: HashMap<ProgramId, (i32, JoinHandle<()>)>,
+    tx: UnboundedSender<ProbeEvent>,
+}
+
+impl Adopted {
+    /// Nothing watched yet; exits are reported on `tx`.
+    pub(crate) fn new(tx: UnboundedSender<ProbeEvent>) -> Self {
+        Adopted {
+            watches: HashMap::new(),
+            tx,
+        }
+    }
+
+    /// Program `id`'s main process is now `pid`: watch it unless the reaper will see it.
+    pub(crate) fn watch(&mut self, id: ProgramId, pid: i32) {
+        if let Some((_, task)) = self.watches.remove(&id) {
+            task.abort();
+        }
+        if procs::is_own_child(pid) {
+            return;
+        }
+        let fd = match procs::pidfd(pid) {
+            Ok(fd) => fd,
+            Err(e) => {
+                debug!("cannot watch adopted main process {pid}: {e}");
+                return;
+            }
+        };
+        let tx = self.tx.clone();
+        let task = tokio::spawn(async move {
+            // SAFETY: the pidfd is owned here and moves into the AsyncFd, which deregisters it
+            // before closing it.
+            if let Ok(fd) = unsafe { AsyncFd::register(fd) } {
+                let _ = fd.readable().await;
+            }
+            let _ = tx.send(ProbeEvent::AdoptedExited { id, pid });
+        });
+        self.watches.insert(id, (pid, task));
+    }
+
+    /// Adopted process `pid` of program `id` exited (the runner reaped first: if it was
+    /// ctrlinit's child after all, it has been seen already). Its end, if still unseen.
+    pub(crate) fn exited(&mut self, id: ProgramId, pid: i32, core: &Core) -> Option<Input> {
+        self.watches.remove(&id);
+        let pgid = core.group_of(pid)?;
+        let exit = procs::zombie_exit(pid).unwrap_or_else(|| {
+            debug!(
+                "adopted main process {pid} ended; its status is unknown (its parent reaped it)"
+            );
+            Exit::Code(255)
+        });
+        Some(Input::Reaped {
+            pid,
+            exit,
+            group_empty: !group_exists(pgid),
+            oom_killed: false,
+        })
+    }
+
+    /// Ends the watches of processes that are no longer their program's main process.
+    pub(crate) fn cancel_stale(&mut self, core: &Core) {
+        self.watches.retain(|&id, (pid, task)| {
+            let current = core.program(id).and_then(|p| p.phase.pid()) == Some(*pid);
+            if !current {
+                task.abort();
+            }
+            current
+        });
+    }
+}

@@ -1,0 +1,66 @@
+//! What check tasks tell the owner loop: readiness results, liveness results, and the
+//! schedule of exec checks (the owner loop spawns those, as it spawns every process).
+
+use super::health::CheckResult;
+use crate::model::ProgramId;
+
+/// What a check's task tells the owner loop.
+#[derive(Debug)]
+pub(crate) enum ProbeEvent {
+    /// A `tcp` or `file` check passed.
+    Passed {
+        /// The program.
+        id: ProgramId,
+        /// The run it checked.
+        run: u64,
+    },
+    /// Time to run an `exec` check again.
+    RetryDue {
+        /// The program.
+        id: ProgramId,
+        /// The run it checks.
+        run: u64,
+    },
+    /// A liveness check ended (see `health_checks`).
+    Checked {
+        /// The program.
+        id: ProgramId,
+        /// The run it checked.
+        run: u64,
+        /// What it found.
+        result: CheckResult,
+    },
+    /// Time for an `exec` liveness check.
+    ExecCheckDue {
+        /// The program.
+        id: ProgramId,
+        /// The run it checks.
+        run: u64,
+    },
+    /// An adopted main process (not ctrlinit's child) exited.
+    AdoptedExited {
+        /// The program.
+        id: ProgramId,
+        /// The process.
+        pid: i32,
+    },
+    /// An `exec` liveness check outlived its timeout.
+    ExecCheckOverdue {
+        /// The program.
+        id: ProgramId,
+        /// The check's process.
+        pid: i32,
+    },
+}
+
+impl ProbeEvent {
+    /// Whether a liveness check (not a readiness check) sent it.
+    pub(crate) fn is_liveness(&self) -> bool {
+        matches!(
+            self,
+            ProbeEvent::Checked { .. }
+                | ProbeEvent::ExecCheckDue { .. }
+                | ProbeEvent::ExecCheckOverdue { .. }
+        )
+    }
+}

@@ -1,0 +1,316 @@
+//! Liveness checks of running programs, every kind behind one type: [`HealthChecks`] starts a
+//! run's checks when it becomes ready, ends them when it stops running, and turns what they find
+//! into the core's [`Input::Checked`].
+//!
+//! `http`, `tcp`, `heartbeat` and `silence` run inside ctrlinit: one task per program on the
+//! owner loop's runtime, sleeping `interval` between attempts (an idle program costs one timer
+//! wake-up per check). `exec` checks are processes, spawned by the [`Launcher`] and reaped by
+//! the owner loop's one reaper; a check that outlives its `timeout` has its process group
+//! killed, and fails.
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+use super::check_events::ProbeEvent;
+use super::check_io;
+use super::core::{Core, Input};
+use super::health::CheckResult;
+use super::http_get::fmt_secs;
+use super::launch::Launcher;
+use super::program::Phase;
+use super::wiring::Evidence;
+use crate::config::{HealthProbe, HealthSettings, ProgramSpec};
+use crate::model::{Exit, ProgramId};
+use crate::sys::init::signal_group;
+use crate::sys::stamps::Baseline;
+
+/// Most of an exec check's output shown (`status --json`, the log, the termination message).
+pub(crate) const OUTPUT_SHOWN: usize = 512;
+
+/// An exec check's process in flight.
+struct ExecInFlight {
+    pid: i32,
+    output: OwnedFd,
+    started: Instant,
+    deadline: JoinHandle<()>,
+    timed_out: bool,
+}
+
+/// One run's liveness checks.
+struct Watch {
+    run: u64,
+    /// The check loop (in-process kinds) or the wait before the next exec check.
+    task: Option<JoinHandle<()>>,
+    exec: Option<ExecInFlight>,
+}
+
+impl Watch {
+    fn cancel(self) {
+        if let Some(t) = self.task {
+            t.abort();
+        }
+        if let Some(e) = self.exec {
+            e.deadline.abort();
+            signal_group(e.pid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// Every running program's liveness checks, at most one watch per program.
+pub(crate) struct HealthChecks {
+    watches: HashMap<ProgramId, Watch>,
+    tx: UnboundedSender<ProbeEvent>,
+}
+
+impl HealthChecks {
+    /// No checks yet; tasks report on `tx`.
+    pub(crate) fn new(tx: UnboundedSender<ProbeEvent>) -> Self {
+        HealthChecks {
+            watches: HashMap::new(),
+            tx,
+        }
+    }
+
+    /// Starts the checks of run `run` of `spec`, which just became ready.
+    pub(crate) fn start(
+        &mut self,
+        id: ProgramId,
+        run: u64,
+        spec: &ProgramSpec,
+        evidence: &mut Evidence,
+    ) {
+        let Some(settings) = spec.health.clone() else {
+            return;
+        };
+        let Some(check) = settings.check.clone() else {
+            return;
+        };
+        if let Some(old) = self.watches.remove(&id) {
+            old.cancel();
+        }
+        let tx = self.tx.clone();
+        let task = match check {
+            HealthProbe::Exec(_) => tokio::spawn(exec_due(settings.interval, id, run, tx)),
+            probe => {
+                let taps = Taps {
+                    heartbeat: evidence.heartbeat.take(),
+                    activity: evidence.activity.clone(),
+                    ready_ms: check_io::epoch_ms(),
+                };
+                tokio::spawn(in_process(probe, settings, taps, id, run, tx))
+            }
+        };
+        self.watches.insert(
+            id,
+            Watch {
+                run,
+                task: Some(task),
+                exec: None,
+            },
+        );
+    }
+
+    /// A check task's report, or an exec check's schedule: `Checked` for the run still watched.
+    pub(crate) fn event(
+        &mut self,
+        event: ProbeEvent,
+        core: &Core,
+        launcher: &Launcher,
+    ) -> Option<Input> {
+        match event {
+            ProbeEvent::Checked { id, run, result } => {
+                self.watches.get(&id).filter(|w| w.run == run)?;
+                Some(Input::Checked { id, run, result })
+            }
+            ProbeEvent::ExecCheckDue { id, run } => {
+                self.watches.get(&id).filter(|w| w.run == run)?;
+                let spec = Arc::clone(&core.program(id)?.spec);
+                self.spawn_exec(id, run, &spec, launcher)
+            }
+            ProbeEvent::ExecCheckOverdue { id, pid } => {
+                let watch = self.watches.get_mut(&id)?;
+                let exec = watch.exec.as_mut().filter(|e| e.pid == pid)?;
+                exec.timed_out = true;
+                signal_group(pid, Signal::SIGKILL);
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn spawn_exec(
+        &mut self,
+        id: ProgramId,
+        run: u64,
+        spec: &ProgramSpec,
+        launcher: &Launcher,
+    ) -> Option<Input> {
+        let settings = spec.health.as_ref()?;
+        let Some(HealthProbe::Exec(argv)) = &settings.check else {
+            return None;
+        };
+        match launcher.captured_check(spec, argv) {
+            Ok((pid, output)) => {
+                let tx = self.tx.clone();
+                let timeout = settings.timeout;
+                let deadline = tokio::spawn(async move {
+                    tokio::time::sleep(timeout).await;
+                    let _ = tx.send(ProbeEvent::ExecCheckOverdue { id, pid });
+                });
+                let watch = self.watches.get_mut(&id)?;
+                watch.task = None;
+                watch.exec = Some(ExecInFlight {
+                    pid,
+                    output,
+                    started: Instant::now(),
+                    deadline,
+                    timed_out: false,
+                });
+                None
+            }
+            Err(e) => {
+                // Could not start: a failed check, tried again after the interval.
+                self.schedule_next(id, settings.interval);
+                Some(Input::Checked {
+                    id,
+                    run,
+                    result: CheckResult {
+                        passed: false,
+                        output: truncate(&e.message),
+                        took: Duration::ZERO,
+                    },
+                })
+            }
+        }
+    }
+
+    fn schedule_next(&mut self, id: ProgramId, interval: Duration) {
+        if let Some(w) = self.watches.get_mut(&id) {
+            w.task = Some(tokio::spawn(exec_due(interval, id, w.run, self.tx.clone())));
+        }
+    }
+
+    /// Whether `pid` is an exec check's process.
+    pub(crate) fn owns(&self, pid: i32) -> bool {
+        self.watches
+            .values()
+            .any(|w| w.exec.as_ref().is_some_and(|e| e.pid == pid))
+    }
+
+    /// An exec check's process ended: its result, and the next check scheduled.
+    pub(crate) fn reaped(&mut self, pid: i32, exit: Exit, core: &Core) -> Option<Input> {
+        let (&id, watch) = self
+            .watches
+            .iter_mut()
+            .find(|(_, w)| w.exec.as_ref().is_some_and(|e| e.pid == pid))?;
+        let exec = watch.exec.take()?;
+        exec.deadline.abort();
+        let run = watch.run;
+        let settings = core.program(id)?.spec.health.clone()?;
+        let result = exec_result(&exec, exit, &settings);
+        self.schedule_next(id, settings.interval);
+        Some(Input::Checked { id, run, result })
+    }
+
+    /// Ends the checks of runs that no longer run (or of programs gone).
+    pub(crate) fn cancel_stale(&mut self, core: &Core) {
+        let stale: Vec<ProgramId> = self
+            .watches
+            .iter()
+            .filter(|(id, w)| {
+                !core
+                    .program(**id)
+                    .is_some_and(|p| matches!(p.phase, Phase::Running { .. }) && p.run == w.run)
+            })
+            .map(|(&id, _)| id)
+            .collect();
+        for id in stale {
+            if let Some(w) = self.watches.remove(&id) {
+                w.cancel();
+            }
+        }
+    }
+}
+
+/// What an in-process check reads besides its settings.
+struct Taps {
+    heartbeat: Option<Baseline>,
+    activity: Option<Arc<AtomicU64>>,
+    ready_ms: u64,
+}
+
+/// Checks every `interval`, reporting each result.
+async fn in_process(
+    probe: HealthProbe,
+    settings: HealthSettings,
+    taps: Taps,
+    id: ProgramId,
+    run: u64,
+    tx: UnboundedSender<ProbeEvent>,
+) {
+    loop {
+        tokio::time::sleep(settings.interval).await;
+        let result = match &probe {
+            HealthProbe::Tcp(addr) => check_io::tcp(*addr, settings.timeout).await,
+            HealthProbe::Http(target) => check_io::http(target, settings.timeout).await,
+            HealthProbe::Heartbeat { path, max_age } => {
+                check_io::heartbeat(path, *max_age, taps.heartbeat.as_ref())
+            }
+            HealthProbe::Silence(limit) => match &taps.activity {
+                Some(a) => check_io::silence(a, taps.ready_ms, *limit),
+                None => return,
+            },
+            HealthProbe::Exec(_) => return,
+        };
+        if tx.send(ProbeEvent::Checked { id, run, result }).is_err() {
+            return;
+        }
+    }
+}
+
+/// Asks for the next exec check after `interval`.
+async fn exec_due(interval: Duration, id: ProgramId, run: u64, tx: UnboundedSender<ProbeEvent>) {
+    tokio::time::sleep(interval).await;
+    let _ = tx.send(ProbeEvent::ExecCheckDue { id, run });
+}
+
+/// An exec check's verdict: exit 0 in time passes; its output (what the pipe holds) is kept.
+fn exec_result(exec: &ExecInFlight, exit: Exit, settings: &HealthSettings) -> CheckResult {
+    let mut buf = [0u8; OUTPUT_SHOWN];
+    // Non-blocking: what the check wrote before it ended is in the pipe already.
+    let n = nix::unistd::read(&exec.output, &mut buf).unwrap_or(0);
+    let said = String::from_utf8_lossy(&buf[..n]).trim().to_string();
+    let (passed, output) = if exec.timed_out {
+        (
+            false,
+            format!("timed out after {}", fmt_secs(settings.timeout)),
+        )
+    } else if exit == Exit::Code(0) {
+        (true, said)
+    } else if said.is_empty() {
+        (false, exit.to_string())
+    } else {
+        (false, format!("{exit}: {said}"))
+    };
+    CheckResult {
+        passed,
+        output: truncate(&output),
+        took: exec.started.elapsed(),
+    }
+}
+
+/// `s`, cut at [`OUTPUT_SHOWN`] bytes on a character boundary, on one line.
+fn truncate(s: &str) -> String {
+    let mut end = s.len().min(OUTPUT_SHOWN);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].replace(['\n', '\r'], " ")
+}
