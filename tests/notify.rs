@@ -1,0 +1,292 @@
+//! Readiness protocols daemons already speak, against the real binary as PID 1: systemd's
+//! sd_notify (a test program sending every message kind, messages from descendants and from a
+//! foreign process, the watchdog, Debian's redis-server with `supervised systemd`), s6's
+//! notification fd, a log line, and ctrlinit's own readiness reported upward.
+
+mod common;
+
+use std::os::unix::net::UnixDatagram;
+
+use common::*;
+
+const NOTIFIER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs/notifier.py");
+
+/// Appends a command to the notifier's script and waits for its acknowledgement.
+fn tell(init: &Init, script: &str, command: &str, n: usize) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(init.dir().join(script))
+        .unwrap();
+    writeln!(f, "{command}").unwrap();
+    init.wait_for_line(&format!("| done {n}"));
+}
+
+fn notify_of(init: &Init, name: &str) -> serde_json::Value {
+    init.program_json(name)["notify"].clone()
+}
+
+#[test]
+fn a_program_speaking_sd_notify_reports_readiness_status_and_more() {
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[program.daemon]
+command = ["/usr/bin/python3", "{NOTIFIER}", "{{dir}}/script"]
+ready = {{ notify = "systemd" }}
+ready_timeout = "1s"
+
+[program.intruder]
+command = ["/bin/sh", "-c", "until [ -e {{dir}}/intrude ]; do sleep 0.02; done; /usr/bin/python3 -c 'import socket; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\"STATUS=forged\\nREADY=1\", \"{{dir}}/ctrlinit-notify.sock\")'; echo sent; exec sleep 600"]
+"#
+            ),
+        )
+        .start();
+    tell(&init, "script", "env", 1);
+    let out = init.output();
+    assert!(
+        out.contains(&format!(
+            "NOTIFY_SOCKET={}/ctrlinit-notify.sock",
+            init.dir().display()
+        )),
+        "{out}"
+    );
+    // More time than ready_timeout: without the extension it would be stopped.
+    tell(
+        &init,
+        "script",
+        "send EXTEND_TIMEOUT_USEC=20000000\\nSTATUS=loading",
+        2,
+    );
+    wait_until("past the ready timeout", DEADLINE, || {
+        let p = init.program_json("daemon");
+        (p["uptime_ms"].as_u64() > Some(1500)).then_some(())
+    });
+    let p = init.program_json("daemon");
+    assert_eq!(
+        p["state"], "starting",
+        "EXTEND_TIMEOUT_USEC moved the deadline: {p}"
+    );
+    assert_eq!(p["notify"]["status"], "loading");
+    // A foreign process (another program's) cannot make it ready or set its status.
+    std::fs::write(init.dir().join("intrude"), "").unwrap();
+    init.wait_for_line("intruder | sent");
+    init.wait_for_line("notify socket: ignored a message from pid");
+    assert_eq!(init.program_json("daemon")["state"], "starting");
+    tell(&init, "script", "send READY=1\\nSTATUS=serving", 3);
+    init.wait_states(&["daemon=running"]);
+    assert_eq!(notify_of(&init, "daemon")["status"], "serving");
+    // Descendants speak for it too: a child, and a grandchild that was reparented away.
+    tell(&init, "script", "child STATUS=from a child", 4);
+    wait_until("child status", DEADLINE, || {
+        (notify_of(&init, "daemon")["status"] == "from a child").then_some(())
+    });
+    tell(&init, "script", "orphan STATUS=from an orphan", 5);
+    wait_until("orphan status", DEADLINE, || {
+        (notify_of(&init, "daemon")["status"] == "from an orphan").then_some(())
+    });
+    tell(&init, "script", "send RELOADING=1", 6);
+    wait_until("reloading", DEADLINE, || {
+        (notify_of(&init, "daemon")["reloading"] == true).then_some(())
+    });
+    tell(&init, "script", "send READY=1\\nERRNO=2", 7);
+    init.wait_for_line("daemon: reports ERRNO=2 (No such file or directory");
+    let n = notify_of(&init, "daemon");
+    assert_eq!(n["reloading"], false, "READY=1 ends a reload: {n}");
+    assert_eq!(n["errno"], 2);
+    tell(&init, "script", "send STOPPING=1", 8);
+    wait_until("stopping", DEADLINE, || {
+        (notify_of(&init, "daemon")["stopping"] == true).then_some(())
+    });
+    // MAINPID: a forked child becomes the main process; its death ends the run.
+    let launcher = init.pid_of("daemon").unwrap();
+    tell(&init, "script", "fork-main", 9);
+    let main = wait_until("new main pid", DEADLINE, || {
+        init.pid_of("daemon").filter(|&p| p != launcher)
+    });
+    init.wait_for_line(&format!(
+        "daemon: main process is now pid {main} (was {launcher}, MAINPID=)"
+    ));
+    let host = host_pid(&init, main as i32).unwrap();
+    assert!(send_signal(host, libc::SIGKILL));
+    init.wait_for_line("daemon: running -> stopping");
+    init.wait_for_line("daemon: stopping -> backoff");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn a_missed_watchdog_restarts_the_program() {
+    let mut init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.pinger]
+command = ["/bin/sh", "-c", "echo run >> {dir}/runs; while [ ! -e {dir}/hang ]; do /usr/bin/python3 -c 'import os,socket; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\"WATCHDOG=1\", os.environ[\"NOTIFY_SOCKET\"])'; sleep 0.1; done; exec sleep 600"]
+backoff = { initial = "50ms" }
+[program.pinger.health]
+watchdog = "1s"
+"#,
+        )
+        .start();
+    init.wait_states(&["pinger=running"]);
+    let p = wait_until("healthy by its pings", DEADLINE, || {
+        let p = init.program_json("pinger");
+        (p["health"]["status"] == "healthy").then_some(p)
+    });
+    assert_eq!(p["health"]["check"], "watchdog 1s");
+    std::fs::write(init.dir().join("hang"), "").unwrap();
+    init.wait_for_line("pinger: health: healthy -> unhealthy: watchdog: no WATCHDOG=1 within 1s");
+    init.wait_for_line("pinger: running -> stopping: unhealthy: watchdog");
+    std::fs::remove_file(init.dir().join("hang")).unwrap();
+    wait_until("second run", DEADLINE, || {
+        (file_lines(&init.dir().join("runs")).len() == 2).then_some(())
+    });
+    let p = init.program_json("pinger");
+    assert_eq!(p["restarts_by_cause"]["health"], 1, "{p}");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn redis_server_supervised_by_systemd_protocol_is_ready_when_it_says_so() {
+    let redis = "/usr/bin/redis-server";
+    assert!(
+        std::path::Path::new(redis).exists(),
+        "this test needs Debian's redis-server (.ci/run installs it)"
+    );
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[program.redis]
+command = ["{redis}", "--supervised", "systemd", "--port", "0", "--unixsocket", "{{dir}}/redis.sock", "--save", "", "--appendonly", "no", "--dir", "{{dir}}", "--daemonize", "no"]
+ready = {{ notify = "systemd" }}
+ready_timeout = "20s"
+
+[program.client]
+command = ["/bin/sh", "-c", "test -S {{dir}}/redis.sock && echo socket-was-there; exec sleep 600"]
+depends_on = {{ redis = "ready" }}
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["redis=running", "client=running"]);
+    // Ready only once redis said so: its socket existed when its dependent started.
+    init.wait_for_line("client   | socket-was-there");
+    let status = notify_of(&init, "redis")["status"].clone();
+    assert!(
+        status
+            .as_str()
+            .is_some_and(|s| s.to_lowercase().contains("ready")),
+        "redis sends its status over sd_notify: {status}"
+    );
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn a_notification_fd_and_a_log_line_make_programs_ready() {
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.s6style]
+command = ["/bin/sh", "-c", "ls /proc/self/fd > {dir}/fds; until [ -e {dir}/go-fd ]; do sleep 0.02; done; echo >&5; exec 5>&-; exec sleep 600"]
+ready = { fd = 5 }
+
+[program.talker]
+command = ["/bin/sh", "-c", "echo booting; until [ -e {dir}/go-log ]; do sleep 0.02; done; echo 'Now ready to accept connections' >&2; exec sleep 600"]
+ready = { log = "ready to (accept|serve)" }
+
+[program.plain]
+command = ["/bin/sh", "-c", "ls /proc/self/fd > {dir}/plain-fds; exec sleep 600"]
+"#,
+        )
+        .start();
+    init.wait_states(&["plain=running"]);
+    wait_for_file(&init.dir().join("fds"));
+    init.wait_for_line("talker   | booting");
+    assert_eq!(init.program_json("s6style")["state"], "starting");
+    assert_eq!(init.program_json("talker")["state"], "starting");
+    let fds = std::fs::read_to_string(init.dir().join("fds")).unwrap();
+    assert!(
+        fds.lines().any(|l| l == "5"),
+        "fd 5 is open in the program: {fds}"
+    );
+    let plain = wait_for_file(&init.dir().join("plain-fds"));
+    assert!(
+        !plain.lines().any(|l| l == "5"),
+        "and only in programs that asked: {plain}"
+    );
+    std::fs::write(init.dir().join("go-fd"), "").unwrap();
+    init.wait_states(&["s6style=running"]);
+    assert_eq!(
+        init.program_json("talker")["state"],
+        "starting",
+        "booting is not the pattern"
+    );
+    std::fs::write(init.dir().join("go-log"), "").unwrap();
+    init.wait_states(&["talker=running"]);
+}
+
+#[test]
+fn ctrlinit_tells_its_own_supervisor_when_it_is_ready_and_when_it_stops() {
+    let builder = init().file(
+        "a.toml",
+        r#"
+[program.prov]
+type = "oneshot"
+command = ["/bin/sh", "-c", "echo NOTIFY_SOCKET=[$NOTIFY_SOCKET]"]
+
+[program.api]
+command = ["/bin/sh", "-c", "until [ -e {dir}/go ]; do sleep 0.02; done; touch {dir}/api.ready; exec sleep 600"]
+depends_on = ["prov"]
+ready = { file = "{dir}/api.ready", interval = "20ms" }
+"#,
+    );
+    let path = builder.dir().join("upward.sock");
+    let socket = UnixDatagram::bind(&path).unwrap();
+    socket.set_read_timeout(Some(DEADLINE)).unwrap();
+    let mut init = builder.env("NOTIFY_SOCKET", path.to_str().unwrap()).start();
+    let mut received = Vec::new();
+    let next = |received: &mut Vec<String>| {
+        let mut buf = [0u8; 4096];
+        let n = socket.recv(&mut buf).expect("a datagram from ctrlinit");
+        let text = String::from_utf8_lossy(&buf[..n]).to_string();
+        received.push(text.clone());
+        text
+    };
+    // Not ready while api waits.
+    let first = next(&mut received);
+    assert!(!first.contains("READY=1"), "{first}");
+    assert!(first.starts_with("STATUS="), "{first}");
+    std::fs::write(init.dir().join("go"), "").unwrap();
+    let ready = loop {
+        let text = next(&mut received);
+        if text.contains("READY=1") {
+            break text;
+        }
+    };
+    assert!(ready.contains("STATUS=2 of 2 programs up"), "{ready}");
+    init.signal("TERM");
+    let stopping = loop {
+        let text = next(&mut received);
+        if text.contains("STOPPING=1") {
+            break text;
+        }
+    };
+    assert!(stopping.contains("STATUS=stopping"), "{stopping}");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    assert_eq!(
+        received.iter().filter(|t| t.contains("READY=1")).count(),
+        1,
+        "READY=1 once: {received:?}"
+    );
+    // Its own NOTIFY_SOCKET is addressed to ctrlinit; programs do not inherit it.
+    init.wait_for_line("prov     | NOTIFY_SOCKET=[]");
+}

@@ -1,0 +1,229 @@
+//! The read-only probe endpoint (`[init] http`) against the real binary as PID 1, with a real
+//! HTTP client (curl) and the metrics validated by the OpenMetrics parser of Debian's
+//! `python3-prometheus-client`.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `curl` a path: (HTTP status, body).
+fn curl(port: u16, path: &str, extra: &[&str]) -> (u16, String) {
+    let out = Command::new("curl")
+        .args(["-s", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}"])
+        .args(extra)
+        .arg(format!("http://127.0.0.1:{port}{path}"))
+        .output()
+        .expect("curl");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}
+
+/// Parses `text` with prometheus_client's OpenMetrics parser; returns the family names.
+fn openmetrics_families(text: &str) -> Vec<String> {
+    let script = "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\nfor f in p(sys.stdin.read()):\n    print(f.name, f.type)\n";
+    let mut child = Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 (with python3-prometheus-client: .ci/run installs it)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "not valid OpenMetrics: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn livez_readyz_metrics_and_status_over_http() {
+    let port = free_port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[init]
+http = "127.0.0.1:{port}"
+
+[program.api]
+command = ["/bin/sh", "-c", "until [ -e {{dir}}/go ]; do sleep 0.02; done; touch {{dir}}/api.ready; exec sleep 600"]
+ready = {{ file = "{{dir}}/api.ready", interval = "20ms" }}
+
+[program.worker]
+command = ["sleep", "600"]
+[program.worker.health]
+check = {{ exec = ["test", "!", "-e", "{{dir}}/sick"] }}
+interval = "100ms"
+failures = 1
+on_failure = "mark"
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["worker=running"]);
+    let (code, body) = curl(port, "/readyz", &[]);
+    assert_eq!(code, 503, "api is still starting: {body}");
+    assert!(body.contains("api is starting"), "{body}");
+    assert_eq!(curl(port, "/livez", &[]).0, 200);
+    std::fs::write(init.dir().join("go"), "").unwrap();
+    init.wait_states(&["api=running"]);
+    assert_eq!(curl(port, "/readyz", &[]), (200, "ok\n".into()));
+
+    // Liveness follows the threshold.
+    std::fs::write(init.dir().join("sick"), "").unwrap();
+    wait_until("livez 503", DEADLINE, || {
+        let (code, body) = curl(port, "/livez", &[]);
+        (code == 503).then_some(body)
+    });
+    std::fs::remove_file(init.dir().join("sick")).unwrap();
+    wait_until("livez 200", DEADLINE, || {
+        (curl(port, "/livez", &[]).0 == 200).then_some(())
+    });
+
+    // Metrics: valid OpenMetrics, with the families the issue names.
+    let (code, text) = curl(port, "/metrics", &[]);
+    assert_eq!(code, 200);
+    let families = openmetrics_families(&text);
+    for want in [
+        "ctrlinit_program_state stateset",
+        "ctrlinit_program_up gauge",
+        "ctrlinit_program_restarts counter",
+        "ctrlinit_program_last_exit_status gauge",
+        "ctrlinit_program_ready_seconds gauge",
+        "ctrlinit_health_check_failures counter",
+        "ctrlinit_health_check_duration_seconds gauge",
+        "ctrlinit_resident_memory_bytes gauge",
+        "ctrlinit_open_fds gauge",
+    ] {
+        assert!(
+            families.iter().any(|f| f == want),
+            "{want} missing: {families:?}"
+        );
+    }
+    assert!(
+        text.contains(
+            "ctrlinit_program_state{program=\"api\",ctrlinit_program_state=\"running\"} 1"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("ctrlinit_health_check_failures_total{program=\"worker\"} "),
+        "{text}"
+    );
+    let (_, headers) = curl(port, "/metrics", &["-I"]);
+    assert!(
+        headers.contains("application/openmetrics-text; version=1.0.0"),
+        "{headers}"
+    );
+
+    // The JSON of `status --json`.
+    let (code, body) = curl(port, "/v1/status", &[]);
+    assert_eq!(code, 200);
+    let list: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["api", "worker"]);
+    assert_eq!(list[0]["state"], "running");
+
+    // Read-only and bounded.
+    assert_eq!(curl(port, "/livez", &["-X", "POST"]).0, 405);
+    assert_eq!(curl(port, "/nope", &[]).0, 404);
+    assert_eq!(
+        init.program_json("api")["run"],
+        1,
+        "nothing over HTTP changed anything"
+    );
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn slow_and_hostile_clients_do_not_hold_the_endpoint() {
+    let port = free_port();
+    let init = init()
+        .file(
+            "a.toml",
+            &format!("[init]\nhttp = \"127.0.0.1:{port}\"\n\n[program.a]\ncommand = [\"sleep\", \"600\"]\n"),
+        )
+        .start();
+    init.wait_states(&["a=running"]);
+    // A request head without end gets an error answer, not a stall.
+    let mut flood = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let _ = flood.write_all(&vec![b'x'; 64 * 1024]);
+    flood.set_read_timeout(Some(DEADLINE)).unwrap();
+    let mut answer = String::new();
+    let _ = flood.read_to_string(&mut answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 431") || answer.starts_with("HTTP/1.1 400"),
+        "{answer:?}"
+    );
+    // Many connections that never send a request: they hold at most the endpoint's slots, for
+    // at most its read deadline; the supervisor and the control socket go on.
+    let idle: Vec<std::net::TcpStream> = (0..100)
+        .filter_map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).ok())
+        .collect();
+    let (code, _) = init.ctl(&["status"]);
+    assert_eq!(code, 0);
+    // The deadline frees them even while their clients keep them open.
+    wait_until("livez answered again", Duration::from_secs(30), || {
+        (curl(port, "/livez", &[]).0 == 200).then_some(())
+    });
+    drop(idle);
+    wait_until("livez answered", Duration::from_secs(30), || {
+        (curl(port, "/livez", &[]).0 == 200).then_some(())
+    });
+}
+
+#[test]
+fn a_port_in_use_stops_the_start_with_the_fix() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!("[init]\nhttp = \"127.0.0.1:{port}\"\n\n[program.a]\ncommand = [\"sleep\", \"600\"]\n"),
+        )
+        .start();
+    assert_eq!(init.wait_exit(DEADLINE), 1);
+    let out = init.output();
+    assert!(
+        out.contains(&format!(
+            "cannot serve the probe endpoint on 127.0.0.1:{port} ([init] http)"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("fix: choose a free port"), "{out}");
+    assert!(
+        !out.contains("a: stopped -> starting"),
+        "nothing started: {out}"
+    );
+}

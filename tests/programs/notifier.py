@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Speaks systemd's sd_notify protocol, for the notify tests.
+
+Usage: notifier.py SCRIPT_FILE
+
+Reads commands from SCRIPT_FILE's lines as they are appended (it is polled), one per line:
+  send TEXT          send TEXT (\\n escapes become newlines) from this process
+  child TEXT         send TEXT from a forked child (a descendant)
+  orphan TEXT        send TEXT from a double-forked grandchild (reparented away from us)
+  fork-main          fork a child that sleeps, and send MAINPID=<its pid>
+  env                print NOTIFY_SOCKET and WATCHDOG_USEC
+  exit N             exit with status N
+Each command is acknowledged by a line "done N" on stdout (N = the line number).
+"""
+import os
+import socket
+import sys
+import time
+
+
+def send(text):
+    addr = os.environ["NOTIFY_SOCKET"]
+    if addr.startswith("@"):
+        addr = "\0" + addr[1:]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.sendto(text.encode(), addr)
+    s.close()
+
+
+def main():
+    path = sys.argv[1]
+    done = 0
+    while True:
+        try:
+            with open(path) as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            lines = []
+        for line in lines[done:]:
+            done += 1
+            cmd, _, arg = line.partition(" ")
+            arg = arg.replace("\\n", "\n")
+            if cmd == "send":
+                send(arg)
+            elif cmd == "child":
+                pid = os.fork()
+                if pid == 0:
+                    send(arg)
+                    os._exit(0)
+                os.waitpid(pid, 0)
+            elif cmd == "orphan":
+                r, w = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    if os.fork() == 0:
+                        os.read(r, 1)  # wait until our parent is gone
+                        send(arg)
+                        os._exit(0)
+                    os._exit(0)
+                os.waitpid(pid, 0)
+                os.write(w, b"x")
+                time.sleep(0.2)
+            elif cmd == "fork-main":
+                pid = os.fork()
+                if pid == 0:
+                    while True:
+                        time.sleep(1)
+                send(f"MAINPID={pid}")
+            elif cmd == "env":
+                print("NOTIFY_SOCKET=" + os.environ.get("NOTIFY_SOCKET", ""), flush=True)
+                print("WATCHDOG_USEC=" + os.environ.get("WATCHDOG_USEC", ""), flush=True)
+            elif cmd == "exit":
+                print(f"done {done}", flush=True)
+                sys.exit(int(arg))
+            print(f"done {done}", flush=True)
+        time.sleep(0.02)
+
+
+main()
