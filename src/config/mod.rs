@@ -15,6 +15,7 @@ mod error;
 pub mod graph;
 mod identity;
 mod init_table;
+pub mod instances;
 mod interpolate;
 mod load;
 pub mod names;
