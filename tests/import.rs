@@ -645,3 +645,33 @@ fn dollar_signs_and_environment_references_survive_the_import() {
         vec!["cost: ${price} $$ EUR".to_string()]
     );
 }
+
+#[test]
+fn names_stay_apart_from_each_other_and_from_instances() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.conf"),
+        "[program:web-1]\ncommand=/bin/sleep 1\n[program:web]\ncommand=/bin/sleep 1\nnumprocs=2\nprocess_name=%(program_name)s_%(process_num)s\n[program:Web]\ncommand=/bin/sleep 1\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let ran = import_in(dir.path(), &["s.conf", "-o", out.to_str().unwrap()]);
+    assert_eq!(ran.code, 0, "{}", ran.all());
+    assert!(
+        ran.stderr.contains("[program:web-1]: named web-1-2"),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.stderr.contains("[program:Web]: named web-2"),
+        "{}",
+        ran.stderr
+    );
+    let checked = check_output(&out, dir.path());
+    assert_eq!(checked.code, 0, "{}", checked.all());
+    assert!(
+        checked.stdout.contains("web-0") && checked.stdout.contains("web-1-2"),
+        "{}",
+        checked.stdout
+    );
+}

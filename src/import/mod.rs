@@ -41,6 +41,7 @@ pub mod write;
 
 use std::path::Path;
 
+use crate::config;
 use ini::Section;
 pub use report::{InputError, Note, render_notes};
 use toml_out::{OutFile, Table, Val};
@@ -90,8 +91,26 @@ pub fn import(path: &Path) -> Result<Imported, Vec<InputError>> {
     }
     let groups = groups::read_groups(ini, &mut notes, &mut errors);
 
-    // Names: each program's, kept apart from the others'.
+    // Names: each program's, kept apart from the others' and from their instances' (`web`
+    // with numprocs = 3 takes web-0, web-1 and web-2 too).
     let mut taken = names::Unique::default();
+    for s in ini
+        .sections
+        .iter()
+        .filter(|s| s.name.starts_with("program:"))
+    {
+        let raw = s.name.split_once(':').map_or("", |(_, n)| n.trim());
+        if let Some(n) = s
+            .get("numprocs", defaults)
+            .and_then(|o| datatypes::integer(&o.value).ok())
+            .filter(|&n| n > 1)
+        {
+            let base = names::program_name(raw, suffix_room(s, defaults));
+            for i in 0..n.min(config::instances::MAX_INSTANCES) {
+                taken.reserve(&config::instances::instance_name(&base, i as u32));
+            }
+        }
+    }
     let mut programs: Vec<program::Program<'_>> = Vec::new();
     for s in ini
         .sections
