@@ -15,7 +15,9 @@
 //! - [`crash`]: core patterns, crash reports, retention;
 //! - [`supervisor`]: the pure lifecycle ([`supervisor::Core`]) and the owner loop;
 //! - [`api`]: the control socket's transport and handlers, and its client;
-//! - [`cli`]: rendering for the client commands.
+//! - [`cli`]: rendering for the client commands;
+//! - [`import`]: `ctrlinit import`, a supervisord configuration as ctrlinit's (it reads
+//!   `config`, `model` and `sys`; only `main.rs` uses it).
 
 #![warn(unreachable_pub, unsafe_op_in_unsafe_fn)]
 
@@ -23,6 +25,7 @@ pub mod api;
 pub mod cli;
 pub mod config;
 pub mod crash;
+pub mod import;
 pub mod logs;
 pub mod model;
 pub mod process;

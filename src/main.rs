@@ -28,6 +28,10 @@ fn main() -> ExitCode {
         None => run_init(&cli, Vec::new()),
         Some(Command::Run { ref main }) => run_init(&cli, main.clone()),
         Some(Command::Check { ref main, strict }) => check(&cli, main.clone(), strict),
+        Some(Command::Import {
+            ref input,
+            ref output,
+        }) => import(input, output.as_deref()),
         Some(ref cmd) => ExitCode::from(client(&cli, cmd)),
     }
 }
@@ -73,7 +77,7 @@ fn client(cli: &Cli, cmd: &Command) -> u8 {
         Command::Reload => ctl::reload(&socket),
         Command::Shutdown => ctl::shutdown(&socket),
         Command::Graph { format } => graph(cli, &socket, *format),
-        Command::Run { .. } | Command::Check { .. } => ctl::EXIT_USAGE,
+        Command::Run { .. } | Command::Check { .. } | Command::Import { .. } => ctl::EXIT_USAGE,
     }
 }
 
@@ -137,6 +141,54 @@ fn check(cli: &Cli, main: Vec<String>, strict: bool) -> ExitCode {
             ExitCode::from(EXIT_CONFIG)
         }
     }
+}
+
+/// `ctrlinit import`: 0 imported (notes or not), 1 the output could not be written, 2 the input
+/// could not be read or parsed.
+fn import(input: &std::path::Path, output: Option<&std::path::Path>) -> ExitCode {
+    use ctrlinit::import;
+    let imported = match import::import(input) {
+        Ok(i) => i,
+        Err(errors) => {
+            let n = errors.len();
+            eprintln!(
+                "ctrlinit import: {n} error{} in the input; nothing written:",
+                if n == 1 { "" } else { "s" }
+            );
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let written = match output {
+        Some(dir) => import::write::write_dir(dir, &imported.files),
+        None => {
+            use std::io::Write;
+            let text = import::write::render_all(&imported.files);
+            std::io::stdout()
+                .write_all(text.as_bytes())
+                .map_err(|e| format!("cannot write to standard output: {e}"))
+        }
+    };
+    eprint!("{}", import::render_notes(&imported.notes));
+    if let Err(e) = written {
+        eprintln!("ctrlinit import: {e}");
+        return ExitCode::from(1);
+    }
+    let n = imported.notes.len();
+    eprintln!(
+        "ctrlinit import: {} program{} from {} file{} into {} file{}{}; {n} note{} above",
+        imported.programs,
+        if imported.programs == 1 { "" } else { "s" },
+        imported.inputs,
+        if imported.inputs == 1 { "" } else { "s" },
+        imported.files.len(),
+        if imported.files.len() == 1 { "" } else { "s" },
+        output.map_or(String::new(), |d| format!(" in {}", d.display())),
+        if n == 1 { "" } else { "s" },
+    );
+    ExitCode::SUCCESS
 }
 
 fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {

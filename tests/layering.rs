@@ -21,6 +21,7 @@ const RANKS: &[(&str, u32)] = &[
     ("process", 2),
     ("logs", 2),
     ("crash", 2),
+    ("import", 2),
     ("supervisor", 3),
     ("api", 4),
     ("cli", 5),

@@ -101,20 +101,22 @@ async fn wait(
     timeout: Duration,
 ) -> io::Result<()> {
     let events = h.events.subscribe();
-    // Unknown names are an error at once.
-    let names: Vec<String> = conditions.iter().map(|c| c.name.clone()).collect();
-    if let Err(r) = h.ask(|reply| Control::Status { names, reply }).await? {
-        return send(w, refused(r)).await;
-    }
-    let goals: Vec<Goal> = conditions
-        .into_iter()
-        .map(|c| Goal {
-            name: c.name,
-            states: c.states,
+    // Unknown names are an error at once; an instanced program's name is a condition on each
+    // of its instances.
+    let mut goals: Vec<Goal> = Vec::new();
+    for c in conditions {
+        let names = vec![c.name];
+        let programs = match h.ask(|reply| Control::Status { names, reply }).await? {
+            Ok((_, programs)) => programs,
+            Err(r) => return send(w, refused(r)).await,
+        };
+        goals.extend(programs.into_iter().map(|p| Goal {
+            name: p.name,
+            states: c.states.clone(),
             fails: vec![],
             after_run: None,
-        })
-        .collect();
+        }));
+    }
     let r = match await_goals(h, &goals, timeout, events).await? {
         Outcome::Held => Response::Done {
             message: "condition holds".into(),
@@ -249,15 +251,18 @@ async fn logs(
     by_program: bool,
 ) -> io::Result<()> {
     let check = names.clone();
-    if let Err(r) = h
+    let names = match h
         .ask(|reply| Control::Status {
             names: check,
             reply,
         })
         .await?
     {
-        return send(w, refused(r)).await;
-    }
+        // The programs the names stand for (an instanced program's name: its instances).
+        Ok((_, programs)) if !names.is_empty() => programs.into_iter().map(|p| p.name).collect(),
+        Ok(_) => names,
+        Err(r) => return send(w, refused(r)).await,
+    };
     let (tx, rx) = oneshot::channel();
     let _ = h.logs.send(LogCommand::Tail {
         programs: names.clone(),

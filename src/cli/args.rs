@@ -153,6 +153,16 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "dot")]
         format: Format,
     },
+    /// Translate a supervisord configuration (and the files it includes) into ctrlinit's: one
+    /// TOML file per program or group, and a report on stderr of what is not carried over
+    /// exactly (exit 0 imported, 1 output not written, 2 input unreadable or invalid).
+    Import {
+        /// The supervisord configuration file (supervisord.conf).
+        input: PathBuf,
+        /// Write the files into this directory (created if missing) instead of printing them.
+        #[arg(short, long, value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// Arguments of start, stop and restart.

@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// One problem found in the configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ConfigError {
     /// The file it is in (or the directory, for problems of the whole set).
     pub file: PathBuf,

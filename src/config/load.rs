@@ -1,7 +1,7 @@
 //! Loading a `conf.d/` directory: every `*.toml` in lexical order, then the checks that span
 //! files (one `[init]`, unique names, dependencies that exist, no cycles).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use toml::de::DeTable;
@@ -9,9 +9,10 @@ use toml::de::DeTable;
 use super::error::{ConfigError, ConfigErrors};
 use super::graph::Graph;
 use super::init_table::read_init;
+use super::instances;
 use super::names::valid_name;
 use super::reader::{Reader, get};
-use super::schema::{self, DependencyDraft, ProgramDraft};
+use super::schema::{DependencyDraft, ProgramDraft};
 use super::spec::{Condition, Config, Dependency, InitSettings, Kind, ProgramSpec, RestartPolicy};
 use crate::sys::files::{ReadError, read_regular};
 
@@ -178,6 +179,10 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
     }
     check_cycles(&specs, &mut errors);
     if !errors.is_empty() {
+        // The instances of one table make the same mistakes (a dependency that is not defined,
+        // a cycle through their group): each is said once.
+        let mut seen = HashSet::new();
+        errors.retain(|e| seen.insert(e.clone()));
         errors.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
         return Err(ConfigErrors(errors));
     }
@@ -232,8 +237,8 @@ fn read_file(
     {
         for (name, pv) in table.iter() {
             let name_str: &str = name.get_ref();
-            if let Some(draft) = schema::read_program(&mut r, name_str, name.span(), pv) {
-                let line = r.line_of(name.span().start);
+            let line = r.line_of(name.span().start);
+            for draft in instances::read_table(&mut r, name_str, name.span(), pv) {
                 drafts.programs.push(Located {
                     draft,
                     file: file.to_path_buf(),
@@ -322,109 +327,193 @@ fn check_programs(
     init: &InitSettings,
     errors: &mut Vec<ConfigError>,
 ) -> Vec<ProgramSpec> {
+    // Where each name was first defined, as messages say it ("at f:3", "as an instance of …").
     let mut first_seen: HashMap<String, String> = HashMap::new();
     let mut kinds: HashMap<String, Kind> = HashMap::new();
-    for p in &programs {
+    // Instanced tables: the names of their instances, in index order.
+    let mut groups: HashMap<String, Vec<String>> = HashMap::new();
+    // Tables whose name was taken already: none of their instances is kept.
+    let mut taken_tables: HashSet<(PathBuf, usize)> = HashSet::new();
+    let mut keep = vec![true; programs.len()];
+    for (i, p) in programs.iter().enumerate() {
         let name = &p.draft.spec.name;
         let here = format!("{}:{}", p.file.display(), p.line);
+        let table = (p.file.clone(), p.line);
+        if taken_tables.contains(&table) {
+            keep[i] = false;
+            continue;
+        }
+        if let Some(instance) = &p.draft.spec.instance
+            && instance.index == 0
+        {
+            let group = &instance.group;
+            if let Some(first) = first_seen.get(group) {
+                errors.push(defined_twice(p, group, first));
+                taken_tables.insert(table);
+                keep[i] = false;
+                continue;
+            }
+            first_seen.insert(group.clone(), format!("at {here}"));
+            groups.insert(group.clone(), Vec::new());
+        }
         if let Some(first) = first_seen.get(name) {
+            keep[i] = false;
             // The command after `--` already has its own error ("the name is taken").
             if p.file != Path::new("--") {
-                errors.push(ConfigError {
-                    key: format!("program.{name}"),
-                    ..file_error(
-                        &p.file,
-                        Some(p.line),
-                        format!("program `{name}` is defined twice (first at {first})"),
-                        Some("give each program one [program.NAME] table across all files".into()),
-                    )
-                });
+                errors.push(defined_twice(p, name, first));
             }
-        } else {
-            first_seen.insert(name.clone(), here);
-            if valid_name(name) {
-                kinds.insert(name.clone(), p.draft.spec.kind);
-            }
+            continue;
+        }
+        let first = match &p.draft.spec.instance {
+            Some(instance) => format!("as an instance of [program.{}] at {here}", instance.group),
+            None => format!("at {here}"),
+        };
+        first_seen.insert(name.clone(), first);
+        if valid_name(name) {
+            kinds.insert(name.clone(), p.draft.spec.kind);
+        }
+        if let Some(instance) = &p.draft.spec.instance
+            && let Some(members) = groups.get_mut(&instance.group)
+        {
+            members.push(name.clone());
         }
     }
     let mut specs = Vec::new();
-    for Located { draft, file, .. } in programs {
+    let known = Known {
+        kinds: &kinds,
+        groups: &groups,
+    };
+    for (Located { draft, file, .. }, keep) in programs.into_iter().zip(keep) {
+        if !keep {
+            continue;
+        }
         let mut spec = draft.spec;
         spec.max_cores = draft.max_cores.unwrap_or(init.max_cores);
         spec.max_reports = draft.max_reports.unwrap_or(init.max_reports);
         spec.inherit_env = draft.inherit_env.unwrap_or(init.inherit_env);
-        spec.depends_on = resolve_deps(&spec.name, &draft.deps, &kinds, &file, errors);
-        if !specs.iter().any(|s: &ProgramSpec| s.name == spec.name) {
-            specs.push(spec);
-        }
+        spec.depends_on = resolve_deps(&spec, &draft.deps, &known, &file, errors);
+        specs.push(spec);
     }
     specs.sort_by(|a, b| a.name.cmp(&b.name));
     specs
 }
 
+/// `name` (a program's, or an instanced table's) defined again by `p`.
+fn defined_twice(p: &Located, name: &str, first: &str) -> ConfigError {
+    let fix = if p.draft.spec.instance.is_some() || first.starts_with("as an instance") {
+        "give each program one name: the instances of [program.NAME] with instances = N are NAME-0 … NAME-<N-1>"
+    } else {
+        "give each program one [program.NAME] table across all files"
+    };
+    ConfigError {
+        key: format!("program.{name}"),
+        ..file_error(
+            &p.file,
+            Some(p.line),
+            format!("program `{name}` is defined twice (first {first})"),
+            Some(fix.into()),
+        )
+    }
+}
+
+/// The names a dependency may name: programs (with their types) and instanced tables.
+struct Known<'a> {
+    kinds: &'a HashMap<String, Kind>,
+    groups: &'a HashMap<String, Vec<String>>,
+}
+
+/// The dependencies of `spec`; one on an instanced table is one on each of its instances.
+/// Messages and keys name the table the dependency was written in, so the instances of one
+/// table say one thing (reported once).
 fn resolve_deps(
-    name: &str,
+    spec: &ProgramSpec,
     deps: &[DependencyDraft],
-    kinds: &HashMap<String, Kind>,
+    known: &Known<'_>,
     file: &Path,
     errors: &mut Vec<ConfigError>,
 ) -> Vec<Dependency> {
+    let name = spec.instance.as_ref().map_or(&spec.name, |i| &i.group);
     let line = |d: &DependencyDraft| Some(d.line);
     let key = |d: &DependencyDraft| format!("program.{name}.depends_on.{}", d.name);
     let mut out = Vec::new();
     for d in deps {
-        let Some(kind) = kinds.get(&d.name) else {
-            errors.push(ConfigError {
-                file: file.to_path_buf(),
-                line: line(d),
-                key: key(d),
-                message: format!("`{name}` depends on `{}`, which is not defined", d.name),
-                fix: Some(missing_dependency_fix(name, &d.name, kinds)),
-            });
-            continue;
+        let targets: Vec<(&str, Kind)> = match (known.kinds.get(&d.name), known.groups.get(&d.name))
+        {
+            (Some(kind), _) => vec![(d.name.as_str(), *kind)],
+            (None, Some(members)) => members
+                .iter()
+                .filter_map(|m| Some((m.as_str(), *known.kinds.get(m)?)))
+                .collect(),
+            (None, None) => {
+                errors.push(ConfigError {
+                    file: file.to_path_buf(),
+                    line: line(d),
+                    key: key(d),
+                    message: format!("`{name}` depends on `{}`, which is not defined", d.name),
+                    fix: Some(missing_dependency_fix(name, &d.name, known)),
+                });
+                continue;
+            }
         };
-        let condition = d.condition.unwrap_or(match kind {
-            Kind::Service => Condition::Ready,
-            Kind::Oneshot => Condition::Completed,
-        });
-        if condition == Condition::Completed && *kind == Kind::Service {
-            errors.push(ConfigError {
-                file: file.to_path_buf(),
-                line: line(d),
-                key: key(d),
-                message: format!("`{}` is a service and never completes", d.name),
-                fix: Some(r#"wait for "started" or "ready" instead"#.into()),
+        for (target, kind) in targets {
+            let condition = d.condition.unwrap_or(match kind {
+                Kind::Service => Condition::Ready,
+                Kind::Oneshot => Condition::Completed,
             });
-            continue;
-        }
-        if d.name == name {
-            errors.push(ConfigError {
-                file: file.to_path_buf(),
-                line: line(d),
-                key: key(d),
-                message: format!("dependency cycle: {name} -> {name}"),
-                fix: Some("a program cannot depend on itself".into()),
+            if condition == Condition::Completed && kind == Kind::Service {
+                errors.push(ConfigError {
+                    file: file.to_path_buf(),
+                    line: line(d),
+                    key: key(d),
+                    message: format!("`{}` is a service and never completes", d.name),
+                    fix: Some(r#"wait for "started" or "ready" instead"#.into()),
+                });
+                break;
+            }
+            if target == spec.name {
+                let message = if d.name == spec.name {
+                    format!("dependency cycle: {name} -> {name}")
+                } else {
+                    format!("dependency cycle: `{name}` depends on its own instances")
+                };
+                errors.push(ConfigError {
+                    file: file.to_path_buf(),
+                    line: line(d),
+                    key: key(d),
+                    message,
+                    fix: Some("a program cannot depend on itself".into()),
+                });
+                continue;
+            }
+            if out.iter().any(|x: &Dependency| x.name == target) {
+                continue;
+            }
+            out.push(Dependency {
+                name: target.to_string(),
+                condition,
+                restart: d.restart,
             });
-            continue;
         }
-        if out.iter().any(|x: &Dependency| x.name == d.name) {
-            continue;
-        }
-        out.push(Dependency {
-            name: d.name.clone(),
-            condition,
-            restart: d.restart,
-        });
     }
     out
 }
 
 /// The fix for a dependency on an undefined program: the closest defined name (a typo, most
 /// likely), else the names there are. The dependent itself is never offered.
-fn missing_dependency_fix(dependent: &str, missing: &str, kinds: &HashMap<String, Kind>) -> String {
-    let mut others: Vec<&str> = kinds
+fn missing_dependency_fix(dependent: &str, missing: &str, known: &Known<'_>) -> String {
+    // An instanced program is offered by its table's name, not by each instance's.
+    let instance = |n: &str| {
+        known
+            .groups
+            .values()
+            .any(|members| members.iter().any(|m| m == n))
+    };
+    let mut others: Vec<&str> = known
+        .kinds
         .keys()
         .map(String::as_str)
+        .filter(|n| !instance(n))
+        .chain(known.groups.keys().map(String::as_str))
         .filter(|n| *n != dependent)
         .collect();
     others.sort_unstable();

@@ -16,6 +16,7 @@ pub mod graph;
 mod health;
 mod identity;
 mod init_table;
+pub mod instances;
 mod interpolate;
 mod load;
 pub mod names;

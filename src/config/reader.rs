@@ -43,6 +43,29 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A reader of the same file with another environment, whose errors go to `errors` (an
+    /// instance of a program reads its table with `INSTANCE` and `INSTANCES` added).
+    pub(super) fn with_env<'b>(
+        &self,
+        env: &'b dyn Fn(&str) -> Option<String>,
+        errors: &'b mut Vec<ConfigError>,
+    ) -> Reader<'b>
+    where
+        'a: 'b,
+    {
+        Reader {
+            path: self.path,
+            text: self.text,
+            env,
+            errors,
+        }
+    }
+
+    /// The environment strings are interpolated from.
+    pub(super) fn env(&self) -> &'a dyn Fn(&str) -> Option<String> {
+        self.env
+    }
+
     /// The 1-based line of byte `offset`.
     pub(super) fn line_of(&self, offset: usize) -> usize {
         let end = offset.min(self.text.len());

@@ -49,6 +49,8 @@ const PROGRAM_KEYS: &[&str] = &[
     "core_dumps",
     "max_cores",
     "max_reports",
+    // Read by `instances.rs`, before the rest of the table.
+    "instances",
 ];
 
 /// A dependency as written; its condition is settled once every program's type is known.

@@ -436,11 +436,25 @@ pub struct RunAs {
     pub home: Option<PathBuf>,
 }
 
-/// One `[program.NAME]` table, validated.
+/// Which instanced program an instance is one of: `[program.web]` with `instances = 3` runs
+/// `web-0`, `web-1` and `web-2`, each a program of its own (state, logs, budget, crash reports)
+/// that `start web` and `depends_on = ["web"]` take together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// The table's name (`web`): what `start`, `stop`, `status` and `depends_on` call them all.
+    pub group: String,
+    /// Its `${INSTANCE}`, from 0; its name is `<group>-<index>`.
+    pub index: u32,
+}
+
+/// One `[program.NAME]` table, validated (or one instance of it, with `instances = N`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProgramSpec {
-    /// `[a-z0-9_.-]+`.
+    /// `[a-z0-9_.-]+`; an instance's is `<group>-<index>`.
     pub name: String,
+    /// The instanced program it is one of (`None` for a program without `instances`). The
+    /// count is not kept here: a reload that changes it leaves the instances it keeps alone.
+    pub instance: Option<Instance>,
     /// argv; never empty.
     pub command: Vec<String>,
     /// Service or oneshot.
@@ -515,6 +529,7 @@ impl ProgramSpec {
     pub fn new(name: &str, command: Vec<String>, kind: Kind) -> Self {
         ProgramSpec {
             name: name.to_string(),
+            instance: None,
             command,
             kind,
             autostart: true,

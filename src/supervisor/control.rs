@@ -140,15 +140,32 @@ pub struct Goal {
     pub after_run: Option<u64>,
 }
 
-/// Ids of `names`, or a refusal naming the unknown ones and the known ones.
+/// Ids of `names`, or a refusal naming the unknown ones and the known ones. The name of an
+/// instanced program (`instances = N`) stands for all its instances, in index order; an
+/// instance's own name (`web-2`) for that one. Each program is named once, however often asked.
 pub fn resolve(core: &Core, names: &[String]) -> Answer<Vec<ProgramId>> {
-    let unknown: Vec<&str> = names
-        .iter()
-        .filter(|n| core.id_of(n).is_none())
-        .map(String::as_str)
-        .collect();
+    let mut ids: Vec<ProgramId> = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
+    for n in names {
+        let found = ids_named(core, n);
+        if found.is_empty() {
+            unknown.push(n);
+        }
+        for id in found {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
     if !unknown.is_empty() {
-        let known: Vec<&str> = core.programs().iter().map(Program::name).collect();
+        let mut known: Vec<&str> = core.programs().iter().map(Program::name).collect();
+        for p in core.programs() {
+            if let Some(i) = &p.spec.instance
+                && !known.contains(&i.group.as_str())
+            {
+                known.push(&i.group);
+            }
+        }
         return Err(Refusal::new(
             ErrorKind::UnknownProgram,
             format!(
@@ -159,7 +176,24 @@ pub fn resolve(core: &Core, names: &[String]) -> Answer<Vec<ProgramId>> {
             ),
         ));
     }
-    Ok(names.iter().filter_map(|n| core.id_of(n)).collect())
+    Ok(ids)
+}
+
+/// The program called `name`, or the instances of the instanced program called so.
+fn ids_named(core: &Core, name: &str) -> Vec<ProgramId> {
+    if let Some(id) = core.id_of(name) {
+        return vec![id];
+    }
+    let mut members: Vec<(u32, ProgramId)> = core
+        .programs()
+        .iter()
+        .filter_map(|p| {
+            let i = p.spec.instance.as_ref()?;
+            (i.group == name).then_some((i.index, p.id))
+        })
+        .collect();
+    members.sort_unstable_by_key(|&(index, _)| index);
+    members.into_iter().map(|(_, id)| id).collect()
 }
 
 /// `status`: the named programs (all when `names` is empty) as they are at `now`.

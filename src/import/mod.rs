@@ -1,0 +1,319 @@
+//! `ctrlinit import supervisord.conf [-o DIR]`: a supervisord configuration as ctrlinit's.
+//!
+//! The input is read as supervisord reads it ([`read`], [`ini`], [`glob`]): the same INI
+//! dialect, the same includes, the same expansions ([`expand`], [`scope`]), the same value types
+//! ([`datatypes`]) and the same word splitting ([`shlex`], [`environment`]). Each `[program:x]`
+//! becomes a `[program.NAME]` table ([`program`], with [`keys`], [`restart`] and [`logs`]),
+//! `priority` becomes dependencies ([`order`]), `[group:x]` a file of its programs ([`groups`]),
+//! `[supervisord]` becomes `[init]` and what every program inherits ([`supervisord`],
+//! [`globals`]); the rest is said ([`sections`]). Every setting not carried over exactly is a
+//! [`Note`] with where it was written and what to do. Output files ([`files`]) are written by
+//! hand ([`toml_out`], values `$`-escaped by [`text`]), one per program or group ([`write`]).
+//!
+//! Layering: this module reads `config` (names, limits), `model` (signal names) and `sys` (bounded
+//! reads); nothing but `main.rs` uses it.
+
+#![warn(missing_docs)]
+
+pub mod datatypes;
+pub mod environment;
+pub mod expand;
+pub mod files;
+pub mod glob;
+pub mod globals;
+pub mod groups;
+pub mod ini;
+pub mod keys;
+pub mod logs;
+pub mod names;
+pub mod order;
+pub mod program;
+pub mod read;
+pub mod report;
+pub mod restart;
+pub mod scope;
+pub mod sections;
+pub mod shlex;
+pub mod supervisord;
+pub mod text;
+pub mod toml_out;
+pub mod write;
+
+use std::path::Path;
+
+use crate::config;
+use ini::Section;
+pub use report::{InputError, Note, render_notes};
+use toml_out::{OutFile, Table, Val};
+
+/// The output of an import.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The files to write, in order.
+    pub files: Vec<OutFile>,
+    /// Everything not carried over exactly.
+    pub notes: Vec<Note>,
+    /// Programs written (instanced ones count once).
+    pub programs: usize,
+    /// Input files read.
+    pub inputs: usize,
+}
+
+/// Imports the supervisord configuration at `path` (and the files it includes).
+pub fn import(path: &Path) -> Result<Imported, Vec<InputError>> {
+    let input = read::read_input(path)?;
+    let ini = &input.ini;
+    let defaults = &ini.defaults;
+    let mut notes = input.notes.clone();
+    let mut errors = Vec::new();
+
+    let (init, mut globals) = supervisord::translate(
+        ini.section("supervisord"),
+        defaults,
+        &mut notes,
+        &mut errors,
+    );
+    for s in ini
+        .sections
+        .iter()
+        .filter(|s| s.name.starts_with("eventlistener:"))
+    {
+        let (note, ends) = sections::eventlistener(s, defaults);
+        notes.push(note);
+        if ends && globals.exit_on_fatal.is_none() {
+            globals.exit_on_fatal = Some(s.name.split_once(':').map_or("", |(_, n)| n).to_string());
+        }
+    }
+    for s in &ini.sections {
+        if let Some(n) = sections::other(s) {
+            notes.push(n);
+        }
+    }
+    let groups = groups::read_groups(ini, &mut notes, &mut errors);
+
+    // Names: each program's, kept apart from the others' and from their instances' (`web`
+    // with numprocs = 3 takes web-0, web-1 and web-2 too).
+    let mut taken = names::Unique::default();
+    for s in ini
+        .sections
+        .iter()
+        .filter(|s| s.name.starts_with("program:"))
+    {
+        let raw = s.name.split_once(':').map_or("", |(_, n)| n.trim());
+        if let Some(n) = s
+            .get("numprocs", defaults)
+            .and_then(|o| datatypes::integer(&o.value).ok())
+            .filter(|&n| n > 1)
+        {
+            let base = names::program_name(raw, suffix_room(s, defaults));
+            for i in 0..n.min(config::instances::MAX_INSTANCES) {
+                taken.reserve(&config::instances::instance_name(&base, i as u32));
+            }
+        }
+    }
+    let mut programs: Vec<program::Program<'_>> = Vec::new();
+    for s in ini
+        .sections
+        .iter()
+        .filter(|s| s.name.starts_with("program:"))
+    {
+        let Some(sup_name) = groups::section_name(s, &mut errors) else {
+            continue;
+        };
+        let base = names::program_name(&sup_name, suffix_room(s, defaults));
+        let name = taken.take(&base);
+        if name != sup_name {
+            notes.push(Note::at(
+                &s.file,
+                s.line,
+                format!("[{}]", s.name),
+                format!("named {name} (ctrlinit names are 1-64 characters of a-z, 0-9, '_', '.', '-', and unique)"),
+                format!("use `{name}` in ctrlinit commands"),
+            ));
+        }
+        programs.push(program::Program {
+            section: s,
+            defaults,
+            group: groups.member_of.get(&sup_name).cloned(),
+            supervisord_name: sup_name,
+            name,
+        });
+    }
+
+    let mut translated = Vec::new();
+    for p in &programs {
+        if let Some(t) = program::translate(p, &globals, &mut notes, &mut errors) {
+            translated.push((p.supervisord_name.clone(), p.group.clone(), t));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+
+    write_order(&mut translated, &groups, &mut notes);
+    general_notes(ini, &translated, &mut notes);
+    let files = files::output_files(
+        init,
+        translated.as_slice(),
+        &groups,
+        &mut names::Unique::default(),
+    );
+    let mut imported = Imported {
+        programs: translated.len(),
+        files,
+        notes,
+        inputs: input.files.len(),
+    };
+    let needs = files::needed_variables(&imported.files);
+    if !needs.is_empty() {
+        imported.notes.push(Note::general(
+            "environment",
+            format!(
+                "the output reads {} from ctrlinit's environment when it loads (unset, it is an error, as it was for supervisord)",
+                needs.join(", ")
+            ),
+            "give the container these variables, or write defaults as ${NAME:-value}",
+        ));
+    }
+    Ok(imported)
+}
+
+/// Characters to leave for an instance suffix (`-9`, `-99` …), from `numprocs`.
+fn suffix_room(s: &Section, defaults: &[ini::Opt]) -> usize {
+    match s.get("numprocs", defaults) {
+        None => 0,
+        Some(o) => match datatypes::integer(&o.value) {
+            Ok(n) if n > 1 => format!("-{}", n.min(1000) - 1).len(),
+            Ok(_) => 0,
+            Err(_) => 4,
+        },
+    }
+}
+
+/// `priority` as `[program.NAME.depends_on]` tables.
+fn write_order(
+    translated: &mut [(String, Option<String>, program::Translated)],
+    groups: &groups::Groups,
+    notes: &mut Vec<Note>,
+) {
+    let group_priority = |g: &Option<String>| {
+        g.as_ref()
+            .and_then(|g| groups.groups.iter().find(|x| &x.0 == g))
+            .map(|x| x.1)
+    };
+    let places: Vec<order::Place> = translated
+        .iter()
+        .map(|(_, g, t)| order::Place {
+            name: t.name.clone(),
+            key: t.priority.map(|p| (group_priority(g).unwrap_or(p), p)),
+            autostart: t.autostart,
+        })
+        .collect();
+    let after = order::after(&places);
+    let mut any = false;
+    for ((_, _, t), deps) in translated.iter_mut().zip(after) {
+        if deps.is_empty() {
+            continue;
+        }
+        any = true;
+        let mut table = Table::new(&["program", &t.name, "depends_on"]);
+        table.comments.push(
+            "priority: supervisord started it after these (a lower priority) and stopped it before them; \"started\" waits for their spawn only, as supervisord did".into(),
+        );
+        for d in deps {
+            table.set(&d, Val::Str("started".into()));
+        }
+        t.tables.insert(1, table);
+    }
+    if any {
+        notes.push(Note::general(
+            "priority",
+            "written as depends_on with the condition \"started\" on the programs of the next lower priority: they start first and stop last; ctrlinit also takes dependents along when one is stopped or restarted by hand",
+            "keep the dependencies that matter, make them \"ready\" with a ready check, and remove the others",
+        ));
+    }
+}
+
+/// Notes about the import as a whole.
+fn general_notes(
+    ini: &ini::Ini,
+    translated: &[(String, Option<String>, program::Translated)],
+    notes: &mut Vec<Note>,
+) {
+    if translated.is_empty() {
+        notes.push(Note::general(
+            "programs",
+            "the input defines no program that could be imported; ctrlinit needs at least one",
+            "add [program.NAME] tables, or import the file that includes the programs",
+        ));
+        return;
+    }
+    let group_loose: Vec<&str> = translated
+        .iter()
+        .filter(|(_, _, t)| !t.signals_group)
+        .map(|(_, _, t)| t.name.as_str())
+        .collect();
+    if !group_loose.is_empty() {
+        notes.push(Note::general(
+            "stopasgroup/killasgroup",
+            format!(
+                "ctrlinit always signals a program's whole process group; supervisord signalled only the main process of {}",
+                group_loose.join(", ")
+            ),
+            "nothing, unless a program's children must outlive its stop",
+        ));
+    }
+    let slow: Vec<String> = translated
+        .iter()
+        .filter(|(_, _, t)| t.stop_seconds.is_some_and(|s| s > 9))
+        .map(|(_, _, t)| t.name.clone())
+        .collect();
+    if !slow.is_empty() {
+        notes.push(Note::general(
+            "stopwaitsecs",
+            format!(
+                "{} may take longer to stop than [init] stop_timeout (9s, to fit docker stop's 10s), which caps a container's stop",
+                slow.join(", ")
+            ),
+            "raise [init] stop_timeout together with docker stop -t / stop_grace_period, or shorten the programs' stop_timeout",
+        ));
+    }
+    let mut here_dirs: Vec<String> = Vec::new();
+    let mut host = false;
+    for s in &ini.sections {
+        for o in &s.options {
+            if o.value.contains("%(here)") {
+                let dir = read::absolute(&o.file)
+                    .parent()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default();
+                if !here_dirs.contains(&dir) {
+                    here_dirs.push(dir);
+                }
+            }
+            host |= o.value.contains("%(host_node_name)");
+        }
+    }
+    if !here_dirs.is_empty() {
+        notes.push(Note::general(
+            "%(here)s",
+            format!(
+                "written as the directory of the file it is in: {}",
+                here_dirs.join(", ")
+            ),
+            "if the image keeps these files elsewhere, correct those paths",
+        ));
+    }
+    if host {
+        notes.push(Note::general(
+            "%(host_node_name)s",
+            "written as ${HOSTNAME}, which Docker and Kubernetes set to the container's host name",
+            "outside them, set HOSTNAME in ctrlinit's environment",
+        ));
+    }
+    notes.push(Note::general(
+        "environment",
+        "ctrlinit does not set SUPERVISOR_ENABLED, SUPERVISOR_PROCESS_NAME, SUPERVISOR_GROUP_NAME or SUPERVISOR_SERVER_URL for programs",
+        "a script that tests them can test CTRLINIT_* in its env, or be given them in env",
+    ));
+}

@@ -1,0 +1,202 @@
+//! Reading the input: the main file, then the files its `[include] files =` patterns match
+//! (relative to its directory, sorted, into the same sections, as supervisord reads them). Each
+//! file must be a regular file of at most [`FILE_CAP`] bytes of UTF-8, and all of them together
+//! at most [`TOTAL_CAP`]: a FIFO, a device or a huge file is refused, never read.
+
+use std::path::{Path, PathBuf};
+
+use super::expand::{Value, expand};
+use super::glob::glob;
+use super::ini::Ini;
+use super::report::{InputError, Note};
+use super::text::{Piece, Text};
+use crate::sys::files::{ReadError, read_regular};
+
+/// The largest file read.
+pub const FILE_CAP: u64 = 4 << 20;
+
+/// The most read in all, includes included.
+pub const TOTAL_CAP: u64 = 16 << 20;
+
+/// The most files an include may add.
+const MAX_FILES: usize = 1000;
+
+/// What was read.
+#[derive(Debug, Default)]
+pub struct Input {
+    /// The sections of every file, merged.
+    pub ini: Ini,
+    /// The files read, the main one first.
+    pub files: Vec<PathBuf>,
+    /// Notes on the reading (patterns that matched nothing, nested includes).
+    pub notes: Vec<Note>,
+}
+
+/// Reads `main` and what it includes.
+pub fn read_input(main: &Path) -> Result<Input, Vec<InputError>> {
+    let main_abs = absolute(main);
+    let mut input = Input::default();
+    let mut total = 0u64;
+    let text = read_text(main, FILE_CAP, &mut total).map_err(|e| vec![e])?;
+    input.ini.read(main, &text)?;
+    input.files.push(main.to_path_buf());
+    let Some(include) = input.ini.section("include").cloned() else {
+        return Ok(input);
+    };
+    let Some(files) = include.get("files", &input.ini.defaults).cloned() else {
+        return Err(vec![InputError::at(
+            main,
+            include.line,
+            "[include] has no files setting".into(),
+            "add files = conf.d/*.conf (patterns relative to this file), or remove [include]",
+        )]);
+    };
+    // Matched against the main file's directory as given, so that the report names the
+    // included files as the user would; %(here)s is the absolute directory.
+    let base = main.parent().map(Path::to_path_buf).unwrap_or_default();
+    let here = main_abs
+        .parent()
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lookup = |k: &str| match k {
+        "here" => Some(Value::Str(here.clone())),
+        "host_node_name" => Some(Value::Text(Text(vec![Piece::Env("HOSTNAME".into())]))),
+        k => k
+            .strip_prefix("ENV_")
+            .map(|n| Value::Text(Text(vec![Piece::Env(n.to_string())]))),
+    };
+    let patterns = match expand(&files.value, &lookup) {
+        Ok((text, _)) => match text.as_static() {
+            Some(s) => s,
+            None => {
+                return Err(vec![InputError::at(
+                    &files.file,
+                    files.line,
+                    "[include] files names an environment variable, which the import cannot read"
+                        .into(),
+                    "write the patterns out",
+                )]);
+            }
+        },
+        Err(e) => {
+            return Err(vec![InputError::at(
+                &files.file,
+                files.line,
+                format!(
+                    "[include] files: {}",
+                    e.message("here, host_node_name, ENV_<variable>")
+                ),
+                "write the patterns with %(here)s or %(ENV_NAME)s only, %% for a literal %",
+            )]);
+        }
+    };
+    let mut errors = Vec::new();
+    for pattern in patterns.split_whitespace() {
+        let found = glob(&base, pattern);
+        if found.is_empty() {
+            input.notes.push(Note::at(
+                &files.file,
+                files.line,
+                "[include] files",
+                format!("no file matches {pattern:?} here (supervisord skips it too)"),
+                "copy the included files next to this one (or run the import where they are)",
+            ));
+            continue;
+        }
+        for path in found {
+            if input.files.len() > MAX_FILES {
+                errors.push(InputError::at(
+                    &files.file,
+                    files.line,
+                    format!("[include] files matches more than {MAX_FILES} files"),
+                    "include fewer files",
+                ));
+                return Err(errors);
+            }
+            if path.is_dir() {
+                input.notes.push(Note::at(
+                    &files.file,
+                    files.line,
+                    "[include] files",
+                    format!(
+                        "{} is a directory; skipped (as supervisord does)",
+                        path.display()
+                    ),
+                    "match files, e.g. conf.d/*.conf",
+                ));
+                continue;
+            }
+            let left = TOTAL_CAP.saturating_sub(total);
+            match read_text(&path, FILE_CAP.min(left), &mut total) {
+                Ok(text) => {
+                    let before = input
+                        .ini
+                        .section("include")
+                        .and_then(|s| s.get("files", &[]).cloned());
+                    if let Err(mut e) = input.ini.read(&path, &text) {
+                        errors.append(&mut e);
+                    }
+                    let after = input
+                        .ini
+                        .section("include")
+                        .and_then(|s| s.get("files", &[]).cloned());
+                    if after != before
+                        && let Some(nested) = after
+                    {
+                        input.notes.push(Note::at(
+                            &nested.file,
+                            nested.line,
+                            "[include] files",
+                            "an included file cannot include others (supervisord ignores this one)",
+                            "list its patterns in the main file's [include]",
+                        ));
+                    }
+                    input.files.push(path);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(input)
+    } else {
+        Err(errors)
+    }
+}
+
+/// `path` made absolute against the working directory (not resolving links).
+pub fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    std::env::current_dir()
+        .map(|d| d.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// One file as UTF-8 text, read up to `cap` bytes; its size is added to `total`.
+fn read_text(path: &Path, cap: u64, total: &mut u64) -> Result<String, InputError> {
+    let bytes = read_regular(path, cap).map_err(|e| {
+        let fix = match &e {
+            ReadError::TooLarge(..) => format!(
+                "the import reads files up to {} MiB each and {} MiB in all: split or trim it",
+                FILE_CAP >> 20,
+                TOTAL_CAP >> 20
+            ),
+            ReadError::NotRegular(_) => "give the path of a regular file".into(),
+            ReadError::Io(_) => "check the path and that it is readable".into(),
+        };
+        InputError::file(path, format!("cannot read the file: {e}"), &fix)
+    })?;
+    *total += bytes.len() as u64;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let line = memchr::memchr_iter(b'\n', &e.as_bytes()[..valid]).count() + 1;
+        InputError::at(
+            path,
+            line,
+            "the file is not valid UTF-8".into(),
+            "save it as UTF-8",
+        )
+    })
+}
