@@ -191,9 +191,9 @@ impl HealthChecks {
         }
     }
 
-    fn schedule_next(&mut self, id: ProgramId, interval: Duration) {
+    fn schedule_next(&mut self, id: ProgramId, after: Duration) {
         if let Some(w) = self.watches.get_mut(&id) {
-            w.task = Some(tokio::spawn(exec_due(interval, id, w.run, self.tx.clone())));
+            w.task = Some(tokio::spawn(exec_due(after, id, w.run, self.tx.clone())));
         }
     }
 
@@ -215,7 +215,8 @@ impl HealthChecks {
         let run = watch.run;
         let settings = core.program(id)?.spec.health.clone()?;
         let result = exec_result(&exec, exit, &settings);
-        self.schedule_next(id, settings.interval);
+        // The next check starts `interval` after this one started, as in-process checks do.
+        self.schedule_next(id, settings.interval.saturating_sub(exec.started.elapsed()));
         Some(Input::Checked { id, run, result })
     }
 
@@ -246,7 +247,9 @@ struct Taps {
     ready_ms: u64,
 }
 
-/// Checks every `interval`, reporting each result.
+/// Checks every `interval`, reporting each result. Checks start `interval` apart whatever they
+/// take (a check that times out does not push the next one back), so a hang is seen within
+/// `interval × failures + timeout`.
 async fn in_process(
     probe: HealthProbe,
     settings: HealthSettings,
@@ -255,8 +258,13 @@ async fn in_process(
     run: u64,
     tx: UnboundedSender<ProbeEvent>,
 ) {
+    let first = tokio::time::Instant::now() + settings.interval;
+    let mut ticks = tokio::time::interval_at(first, settings.interval);
+    // A check that took longer than the interval is followed by the next at once, then the
+    // rhythm resumes from there (no burst of missed checks).
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::time::sleep(settings.interval).await;
+        ticks.tick().await;
         let result = match &probe {
             HealthProbe::Tcp(addr) => check_io::tcp(*addr, settings.timeout).await,
             HealthProbe::Http(target) => check_io::http(target, settings.timeout).await,
@@ -275,9 +283,9 @@ async fn in_process(
     }
 }
 
-/// Asks for the next exec check after `interval`.
-async fn exec_due(interval: Duration, id: ProgramId, run: u64, tx: UnboundedSender<ProbeEvent>) {
-    tokio::time::sleep(interval).await;
+/// Asks for the next exec check after `after`.
+async fn exec_due(after: Duration, id: ProgramId, run: u64, tx: UnboundedSender<ProbeEvent>) {
+    tokio::time::sleep(after).await;
     let _ = tx.send(ProbeEvent::ExecCheckDue { id, run });
 }
 

@@ -70,6 +70,9 @@ impl NotifyMessage {
                 self.extend_timeout = number().map(Duration::from_micros);
                 return self.extend_timeout.is_some();
             }
+            // sd_notify_barrier(): the descriptor it carries is closed once read, which is
+            // after every earlier datagram was handled; nothing else to do.
+            b"BARRIER" => {}
             b"WATCHDOG" if value == b"1" => self.watchdog = true,
             b"WATCHDOG" if value == b"trigger" => self.watchdog_trigger = true,
             b"ERRNO" => {

@@ -102,6 +102,8 @@ pub struct Runner {
     /// The OOM killer's count in ctrlinit's cgroup when last read (`None`: not readable).
     oom_kills: Option<u64>,
     cold_memory: ColdMemory,
+    /// When the loop last did work (not a routine check), for the release of cold memory.
+    last_work: Instant,
 }
 
 impl Runner {
@@ -141,6 +143,7 @@ impl Runner {
             orphans_reaped: 0,
             oom_kills: crate::sys::cgroups::oom_kills(),
             cold_memory: ColdMemory::AfterStartup,
+            last_work: Instant::now(),
         }
     }
 
@@ -153,21 +156,19 @@ impl Runner {
                 return self.finish(&mut signals, code, deadline).await;
             }
             let deadline = self.core.next_deadline();
-            // Once the init has been quiet for a moment with nothing scheduled: each event
-            // pushes this back, so it runs once after a burst (start-up, a restart, a request),
-            // never amid one, and never while idle.
+            // Once the init has been quiet for a moment with nothing scheduled: each piece of
+            // work pushes this back, so it runs once after a burst (start-up, a restart, a
+            // request), never amid one, and never while idle. A routine liveness check (one
+            // that changed nothing) is not work: it neither postpones the release nor undoes it.
             let release_at = match deadline {
                 None => self
                     .cold_memory
                     .quiet_before_release()
-                    .map(|q| Instant::now() + q),
+                    .map(|q| self.last_work + q),
                 Some(_) => None,
             };
-            let was_released = self.cold_memory == ColdMemory::Released;
-            if was_released {
-                // Whatever wakes the loop next is work (but a routine check, see below).
-                self.cold_memory = ColdMemory::AfterWork;
-            }
+            // `routine`: the release itself; `routine_check`: a check that changed nothing.
+            let (mut routine, mut routine_check) = (false, false);
             tokio::select! {
                 biased;
                 arrived = signals.recv() => match arrived {
@@ -188,11 +189,7 @@ impl Runner {
                     if let Some(input) = input {
                         self.feed(input);
                     }
-                    // A check that changed nothing is no work: an idle container with checks
-                    // keeps its cold memory released.
-                    if liveness && was_released && self.seq == seq {
-                        self.cold_memory = ColdMemory::Released;
-                    }
+                    routine_check = liveness && self.seq == seq;
                 }
                 // A due deadline (a backoff ending, a SIGKILL escalation) goes before requests:
                 // a storm of clients keeps the request channel busy and must not starve it.
@@ -200,7 +197,25 @@ impl Runner {
                 () = notify_ready(&self.notify) => self.on_notify(),
                 Some(done) = self.reloads.recv() => self.reload_read(done),
                 Some(request) = self.control.recv() => self.on_control(request),
-                _ = sleep_until(release_at), if release_at.is_some() => self.release_memory(),
+                _ = sleep_until(release_at), if release_at.is_some() => {
+                    self.release_memory();
+                    routine = true;
+                }
+            }
+            if routine_check {
+                let (next, restart_quiet) = self.cold_memory.after_check();
+                self.cold_memory = next;
+                if restart_quiet {
+                    self.last_work = Instant::now();
+                }
+            } else if !routine {
+                self.last_work = Instant::now();
+                if matches!(
+                    self.cold_memory,
+                    ColdMemory::Released | ColdMemory::AfterChecks
+                ) {
+                    self.cold_memory = ColdMemory::AfterWork;
+                }
             }
         }
     }

@@ -19,11 +19,19 @@ import time
 
 
 def send(text):
+    """Sends TEXT, then waits as libsystemd's sd_notify_barrier() does: a BARRIER=1 datagram
+    carries a pipe's write end, which the supervisor closes once it has read everything sent
+    before it. (A sender that exits at once cannot be attributed once it is gone.)"""
     addr = os.environ["NOTIFY_SOCKET"]
     if addr.startswith("@"):
         addr = "\0" + addr[1:]
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.sendto(text.encode(), addr)
+    r, w = os.pipe()
+    s.sendmsg([b"BARRIER=1"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(memoryview(bytearray(w.to_bytes(4, sys.byteorder)))))], 0, addr)
+    os.close(w)
+    os.read(r, 1)  # EOF once the supervisor closed its copy
+    os.close(r)
     s.close()
 
 
