@@ -7,9 +7,10 @@
 #   crash     `kill -SEGV` of the control role's holder (a signal ctrlinit did not send): a crash
 #             report on the host mount, the daemons inside its namespace restarted after it
 #             (restart = true), no line of the sequence lost, the role healthy again;
-#   budget    the config role's api killed until past its restart budget: the container exits 75
-#             ([init] exit_code; the reason in the termination log), the engine brings it back,
-#             healthy again, and web's path through nginx to the API works again;
+#   budget    the config role's api SIGKILLed until past its restart budget: a crash report for
+#             each kill, the container exits 75 ([init] exit_code; the reason in the termination
+#             log), the engine brings it back, healthy again, and web's path through nginx to the
+#             API works again;
 #   update    (Swarm) `docker service update --force` replaces the control role: no gap in the
 #             host-mounted sequence.log across the two containers; `docker service ps` printed;
 #   chaos     random roles SIGKILLed for DEPLOY_CHAOS_SECONDS (30) on each engine: the time back
@@ -321,6 +322,9 @@ phase_budget() {
     local log=$DATA/config/log/ctrlinit.log
     check "$ENGINE: budget: ctrlinit.log (host) says api exhausted its budget and ctrlinit exited with 75" \
         sh -c "grep -q 'api: .*exhausted' '$log' && grep -q 'exiting with status 75' '$log'"
+    local sigkills=("$DATA/config/crash/api/"*-SIGKILL.json)
+    check "$ENGINE: budget: a crash report on the host mount for each of api's 4 SIGKILLs (got ${#sigkills[@]})" \
+        test "${#sigkills[@]}" -eq 4 -a -e "${sigkills[0]}"
     check "$ENGINE: budget: the termination log holds the reason ($(head -n1 "$DATA/config/log/termination-log" 2>/dev/null))" \
         grep -q 'api exhausted' "$DATA/config/log/termination-log"
     case $ENGINE in
