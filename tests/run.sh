@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every check of the project, as CI does (after .ci/run installed the packages): format and
-# lint, unit and integration tests (the real binary as PID 1 of fresh PID namespaces, the chaos
-# suite's short run, fuzz regressions), the background examples, the Docker end-to-end script
-# (skipped, saying why, when Docker does not work), and the Criterion benchmarks in smoke mode.
+# lint, the deployment files' agreement (tests/deploy_consistency.sh), unit and integration tests
+# (the real binary as PID 1 of fresh PID namespaces, the chaos suite's short run, fuzz
+# regressions), the background examples, the Docker end-to-end script (skipped, saying why, when
+# Docker does not work), and the Criterion benchmarks in smoke mode. (.ci/run then runs the
+# deployment scenario, deploy/test.sh.)
 # Needs root (PID namespaces, setpriv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +15,9 @@ started=$(date +%s)
 step "format and lint"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+
+step "deployment files agree (deploy/: conf.d, compose, swarm, kubernetes, nomad)"
+tests/deploy_consistency.sh
 
 step "unit and integration tests"
 log=$(mktemp /tmp/ctrlinit-test.XXXXXX.log)

@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Holds the deployment's files to each other: the roles' conf.d, roles.yaml + compose.yaml +
+stack.yaml (docker-compose, Swarm), kubernetes.yaml and nomad.hcl.
+
+For every role it checks that the engines agree on what they share:
+  - the image;
+  - the environment: the same variables everywhere, with the same values, except the few that
+    name another engine's addresses (ADDRESSES below) or files;
+  - the stop budget: the role's [init] stop_timeout covers its longest chain of program
+    stop_timeouts (stopped in reverse dependency order, one after the other), and every engine's
+    grace (stop_grace_period, terminationGracePeriodSeconds, kill_timeout) is that stop_timeout
+    plus MARGIN (ctrlinit's own 2 s SIGKILL grace and 1 s to spare);
+  - the health check: `ctrlinit health` (the image's HEALTHCHECK too), with the same interval,
+    timeout, retries and start period;
+  - restarts: on failure (compose, Swarm), Always (Kubernetes' only choice for a Deployment),
+    Swarm's max_attempts/window/delay = Nomad's attempts/interval/delay;
+  - host mounts of the log and crash directories ([init] log_dir, crash_dir) and control's state;
+  - exit_code 75 everywhere, and in Kubernetes CTRLINIT_TERMINATION_LOG = terminationMessagePath.
+
+Usage: deploy/check_consistency.py [DEPLOY_DIR]     (default: the directory of this script)
+Prints one line per role and check; exit status 1 with every disagreement listed.
+Needs python3 (3.11: tomllib) and python3-yaml; no Docker.
+"""
+
+import glob
+import os
+import re
+import sys
+import tomllib
+
+try:
+    import yaml
+except ImportError:
+    sys.exit("deploy/check_consistency.py needs PyYAML: apt-get install -y python3-yaml")
+
+ROLES = ["config", "control", "web"]
+MARGIN = 3.0  # seconds: grace = [init] stop_timeout + MARGIN
+EXIT_CODE = 75
+HEALTH = ["/usr/bin/ctrlinit", "health"]
+# Variables whose values name an engine's own addresses or files: the same names everywhere,
+# values of each engine's own.
+ADDRESSES = {"CONFIG_URL", "API_UPSTREAM", "NGINX_RESOLVER", "CTRLINIT_TERMINATION_LOG"}
+# Host mounts every engine must give a role (container paths).
+MOUNTS = {"config": ["/var/log/ctrlinit", "/var/crash/ctrlinit"],
+          "control": ["/var/log/ctrlinit", "/var/crash/ctrlinit", "/var/lib/control"],
+          "web": ["/var/log/ctrlinit", "/var/crash/ctrlinit"]}
+
+problems = []
+
+
+def problem(role, what):
+    problems.append("%s: %s" % (role, what))
+
+
+# ---- durations -------------------------------------------------------------------------------
+
+UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+
+
+def seconds(v, where):
+    """'8s', '1m 30s', '500ms', '2m', or a number of seconds."""
+    if isinstance(v, (int, float)):
+        return float(v)
+    total, rest = 0.0, str(v).strip()
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h)", rest)
+    if not parts or re.sub(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h)|\s", "", rest):
+        raise SystemExit("%s: cannot read the duration %r" % (where, v))
+    for n, unit in parts:
+        total += float(n) * UNITS[unit]
+    return total
+
+
+# ---- a small HCL reader (enough for nomad.hcl) -------------------------------------------------
+
+TOKEN = re.compile(r'''
+    (?P<space>\s+|\#[^\n]*|//[^\n]*|/\*.*?\*/)
+  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<number>-?\d+(?:\.\d+)?)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_-]*)
+  | (?P<punct>[{}\[\]=,])
+''', re.VERBOSE | re.DOTALL)
+
+
+def hcl_tokens(text, path):
+    pos, out = 0, []
+    while pos < len(text):
+        m = TOKEN.match(text, pos)
+        if not m:
+            line = text.count("\n", 0, pos) + 1
+            raise SystemExit("%s:%d: the HCL reader does not know %r" % (path, line, text[pos:pos + 20]))
+        pos = m.end()
+        kind = m.lastgroup
+        if kind == "space":
+            continue
+        val = m.group(kind)
+        if kind == "string":
+            if "${" in val:
+                raise SystemExit("%s: interpolation is not supported by the HCL reader: %s" % (path, val))
+            val = bytes(val[1:-1], "utf-8").decode("unicode_escape")
+        elif kind == "number":
+            val = float(val) if "." in val else int(val)
+        out.append((kind, val))
+    return out
+
+
+class Block:
+    def __init__(self, kind, labels):
+        self.kind, self.labels, self.attrs, self.blocks = kind, labels, {}, []
+
+    def all(self, kind):
+        return [b for b in self.blocks if b.kind == kind]
+
+    def one(self, kind, label=None):
+        found = [b for b in self.all(kind) if label is None or b.labels[:1] == [label]]
+        if len(found) != 1:
+            raise LookupError("%d %s %s blocks in %s %s" % (len(found), kind, label or "", self.kind, self.labels))
+        return found[0]
+
+
+def hcl_parse(path):
+    toks = hcl_tokens(open(path).read(), path)
+    i = 0
+
+    def expect(kind, val=None):
+        nonlocal i
+        if i >= len(toks) or toks[i][0] != kind or (val is not None and toks[i][1] != val):
+            raise SystemExit("%s: expected %s %s, found %s" % (path, kind, val or "", toks[i] if i < len(toks) else "the end"))
+        i += 1
+        return toks[i - 1][1]
+
+    def value():
+        nonlocal i
+        kind, val = toks[i]
+        if kind in ("string", "number"):
+            i += 1
+            return val
+        if kind == "ident" and val in ("true", "false"):
+            i += 1
+            return val == "true"
+        if (kind, val) == ("punct", "["):
+            i += 1
+            items = []
+            while toks[i] != ("punct", "]"):
+                items.append(value())
+                if toks[i] == ("punct", ","):
+                    i += 1
+            i += 1
+            return items
+        raise SystemExit("%s: the HCL reader does not know the value %r" % (path, val))
+
+    def body(block, closing):
+        nonlocal i
+        while i < len(toks) and toks[i] != ("punct", "}"):
+            name = expect("ident")
+            if toks[i] == ("punct", "="):
+                i += 1
+                if name in block.attrs:
+                    raise SystemExit("%s: %s set twice in %s" % (path, name, block.kind))
+                block.attrs[name] = value()
+                continue
+            labels = []
+            while toks[i][0] == "string":
+                labels.append(toks[i][1])
+                i += 1
+            expect("punct", "{")
+            child = Block(name, labels)
+            body(child, True)
+            expect("punct", "}")
+            block.blocks.append(child)
+        if not closing and i != len(toks):
+            raise SystemExit("%s: unexpected %r" % (path, toks[i]))
+
+    root = Block("file", [])
+    body(root, False)
+    return root
+
+
+# ---- compose interpolation ---------------------------------------------------------------------
+
+def interpolate(v):
+    """${VAR:-default} and ${VAR-default} give the default; ${VAR:?msg} and ${VAR} a placeholder."""
+    if not isinstance(v, str):
+        return v
+
+    def sub(m):
+        name, op, arg = m.group(1), m.group(2), m.group(3)
+        if op in (":-", "-"):
+            return arg
+        return "<%s>" % name
+
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}", sub, v)
+
+
+def compose_env(service):
+    env = service.get("environment", {})
+    if isinstance(env, list):
+        env = dict(e.split("=", 1) for e in env)
+    return {k: str(interpolate(v)) for k, v in env.items()}
+
+
+def merged(*docs):
+    """compose's merge of service definitions, for the keys read here (mappings merge)."""
+    out = {}
+    for d in docs:
+        for name, svc in (d.get("services") or {}).items():
+            cur = out.setdefault(name, {})
+            for k, v in svc.items():
+                if isinstance(v, dict) and isinstance(cur.get(k), dict):
+                    cur[k] = {**cur[k], **v}
+                else:
+                    cur[k] = v
+    return out
+
+
+# ---- the roles' own configuration ----------------------------------------------------------------
+
+def role_conf(deploy, role):
+    init, programs = {}, {}
+    for path in sorted(glob.glob(os.path.join(deploy, "roles", role, "conf.d", "*.toml"))):
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+        init.update(doc.get("init", {}))
+        programs.update(doc.get("program", {}))
+    return init, programs
+
+
+def longest_stop(role, programs):
+    """The longest chain of stop_timeouts: a service is stopped once everything that depends on
+    it has stopped (oneshots are not running)."""
+    services = {n: p for n, p in programs.items() if p.get("type", "service") == "service"}
+    deps = {}
+    for n, p in services.items():
+        d = p.get("depends_on", [])
+        deps[n] = [x for x in (d if isinstance(d, list) else d.keys()) if x in services]
+    memo = {}
+
+    def worst(n):  # n's own stop plus the longest chain of its dependents before it
+        if n not in memo:
+            own = seconds(services[n].get("stop_timeout", "5s"), "%s program.%s.stop_timeout" % (role, n))
+            memo[n] = own + max([worst(m) for m in services if n in deps[m]] or [0.0])
+        return memo[n]
+
+    return max([worst(n) for n in services] or [0.0])
+
+
+def main():
+    deploy = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(__file__))
+    load = lambda name: yaml.safe_load(open(os.path.join(deploy, name)))
+    roles_doc, compose_doc, stack_doc = load("roles.yaml"), load("compose.yaml"), load("stack.yaml")
+    compose = merged(roles_doc, compose_doc)
+    stack = merged(roles_doc, stack_doc)
+    kube = [d for d in yaml.safe_load_all(open(os.path.join(deploy, "kubernetes.yaml"))) if d]
+    deployments = {d["metadata"]["name"]: d for d in kube if d.get("kind") == "Deployment"}
+    nomad = hcl_parse(os.path.join(deploy, "nomad.hcl")).one("job")
+    dockerfile = open(os.path.join(deploy, "roles", "Dockerfile")).read()
+
+    m = re.search(r"^HEALTHCHECK .*CMD (\[.*\])\s*$", dockerfile, re.M)
+    if not m or yaml.safe_load(m.group(1)) != HEALTH:
+        problem("image", "roles/Dockerfile's HEALTHCHECK is not CMD %s" % HEALTH)
+    health_x = roles_doc.get("x-health", {})
+
+    for role in ROLES:
+        init, programs = role_conf(deploy, role)
+        budget = seconds(init.get("stop_timeout", "9s"), "%s [init] stop_timeout" % role)
+        grace = budget + MARGIN
+        chain = longest_stop(role, programs)
+        if chain > budget:
+            problem(role, "[init] stop_timeout %gs is less than its longest stop chain, %gs" % (budget, chain))
+        if init.get("exit_code", 75) != EXIT_CODE:
+            problem(role, "[init] exit_code is %s, not %d" % (init.get("exit_code"), EXIT_CODE))
+        if init.get("log_dir") != "/var/log/ctrlinit" or init.get("crash_dir") != "/var/crash/ctrlinit":
+            problem(role, "[init] log_dir/crash_dir are not /var/log/ctrlinit and /var/crash/ctrlinit")
+
+        c, s = compose.get(role), stack.get(role)
+        try:
+            dep = deployments[role]
+            pod = dep["spec"]["template"]["spec"]
+            kc = next(x for x in pod["containers"] if x["name"] == role)
+            group = nomad.one("group", role)
+            task = group.one("task", role)
+        except (KeyError, StopIteration, LookupError) as e:
+            problem(role, "missing from a manifest: %s" % e)
+            continue
+        if c is None or s is None:
+            problem(role, "missing from roles.yaml")
+            continue
+
+        # image
+        images = {"compose": interpolate(c.get("image")), "kubernetes": kc.get("image"),
+                  "nomad": task.one("config").attrs.get("image")}
+        if len(set(images.values())) != 1 or images["compose"] != "ctrlinit-deploy-%s:latest" % role:
+            problem(role, "images differ: %s" % images)
+
+        # environment
+        envs = {"compose/swarm": compose_env(c),
+                "kubernetes": {e["name"]: str(e.get("value")) for e in kc.get("env", [])},
+                "nomad": {k: str(v) for k, v in task.one("env").attrs.items()}}
+        names = {k: set(v) for k, v in envs.items()}
+        if len({frozenset(v) for v in names.values()}) != 1:
+            allnames = set().union(*names.values())
+            problem(role, "environment variables differ: " + "; ".join(
+                "%s lacks %s" % (k, sorted(allnames - v)) for k, v in names.items() if allnames - v))
+        for var in sorted(set.intersection(*names.values()) - ADDRESSES):
+            values = {k: v[var] for k, v in envs.items()}
+            if len(set(values.values())) != 1:
+                problem(role, "%s differs: %s" % (var, values))
+        tl = envs["kubernetes"].get("CTRLINIT_TERMINATION_LOG")
+        if tl != kc.get("terminationMessagePath"):
+            problem(role, "kubernetes: CTRLINIT_TERMINATION_LOG %s is not terminationMessagePath %s"
+                    % (tl, kc.get("terminationMessagePath")))
+
+        # grace periods against the stop budget
+        graces = {"compose/swarm stop_grace_period": seconds(c.get("stop_grace_period", "10s"), role),
+                  "kubernetes terminationGracePeriodSeconds": float(pod.get("terminationGracePeriodSeconds", 30)),
+                  "nomad kill_timeout": seconds(task.attrs.get("kill_timeout", "5s"), role)}
+        for where, g in graces.items():
+            if g != grace:
+                problem(role, "%s is %gs; the stop budget is [init] stop_timeout %gs + %gs = %gs"
+                        % (where, g, budget, MARGIN, grace))
+        if task.attrs.get("kill_signal", "SIGINT") != "SIGTERM":
+            problem(role, "nomad kill_signal is not SIGTERM")
+
+        # health
+        hc = c.get("healthcheck", {})
+        if hc.get("test") != ["CMD"] + HEALTH:
+            problem(role, "compose healthcheck is %s, not CMD %s" % (hc.get("test"), HEALTH))
+        want = {"interval": seconds(hc.get("interval", "30s"), role), "timeout": seconds(hc.get("timeout", "30s"), role),
+                "retries": hc.get("retries", 3), "start": seconds(hc.get("start_period", "0s"), role)}
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            p = kc.get(probe) or {}
+            if (p.get("exec") or {}).get("command") != HEALTH:
+                problem(role, "kubernetes %s does not exec %s" % (probe, HEALTH))
+                continue
+            got = {"interval": float(p.get("periodSeconds", 10)), "timeout": float(p.get("timeoutSeconds", 1))}
+            if probe != "startupProbe":
+                got["retries"] = p.get("failureThreshold", 3)
+            elif p.get("periodSeconds", 10) * p.get("failureThreshold", 3) < want["start"]:
+                problem(role, "kubernetes startupProbe allows less than start_period %gs" % want["start"])
+            for k, v in got.items():
+                if v != want[k]:
+                    problem(role, "kubernetes %s %s is %s, compose has %s" % (probe, k, v, want[k]))
+        try:
+            check = task.one("service").one("check")
+            cr = check.one("check_restart")
+        except LookupError as e:
+            problem(role, "nomad: no service check: %s" % e)
+        else:
+            if [check.attrs.get("command")] + check.attrs.get("args", []) != HEALTH or check.attrs.get("type") != "script":
+                problem(role, "nomad check is not a script check running %s" % HEALTH)
+            got = {"interval": seconds(check.attrs.get("interval"), role), "timeout": seconds(check.attrs.get("timeout"), role),
+                   "retries": cr.attrs.get("limit"), "start": seconds(cr.attrs.get("grace", "1s"), role)}
+            for k, v in got.items():
+                if v != want[k]:
+                    problem(role, "nomad check %s is %s, compose has %s" % (k, v, want[k]))
+
+        # restarts
+        if c.get("restart") != "on-failure":
+            problem(role, "compose restart is %r, not on-failure" % c.get("restart"))
+        rp = (s.get("deploy") or {}).get("restart_policy") or {}
+        if rp.get("condition") != "on-failure":
+            problem(role, "swarm restart_policy.condition is %r, not on-failure" % rp.get("condition"))
+        if pod.get("restartPolicy", "Always") != "Always":
+            problem(role, "kubernetes restartPolicy must be Always (a Deployment's only choice)")
+        try:
+            nr = group.one("restart").attrs
+        except LookupError:
+            problem(role, "nomad group has no restart block")
+        else:
+            pairs = [("max_attempts", rp.get("max_attempts"), "attempts", nr.get("attempts")),
+                     ("window", seconds(rp.get("window", "0s"), role), "interval", seconds(nr.get("interval", "0s"), role)),
+                     ("delay", seconds(rp.get("delay", "5s"), role), "delay", seconds(nr.get("delay", "15s"), role))]
+            for a, av, b, bv in pairs:
+                if av != bv:
+                    problem(role, "swarm restart_policy.%s %s != nomad restart.%s %s" % (a, av, b, bv))
+            if nr.get("mode") != "delay":
+                problem(role, "nomad restart.mode is %r, not delay" % nr.get("mode"))
+
+        # host mounts
+        targets = {"compose/swarm": [str(interpolate(v)).split(":")[1] for v in c.get("volumes", [])],
+                   "kubernetes": [v["mountPath"] for v in kc.get("volumeMounts", [])],
+                   "nomad": [mt.attrs.get("target") for mt in task.one("config").all("mount")]}
+        for where, got in targets.items():
+            if sorted(got) != sorted(MOUNTS[role]):
+                problem(role, "%s mounts %s, not %s" % (where, sorted(got), sorted(MOUNTS[role])))
+        kvols = {v["name"]: v for v in pod.get("volumes", [])}
+        for vm in kc.get("volumeMounts", []):
+            if "hostPath" not in kvols.get(vm["name"], {}):
+                problem(role, "kubernetes volume %s is not a hostPath" % vm["name"])
+
+        print("%-8s image %s; stop budget %gs (longest stop chain %gs), so grace %gs; %d variables; "
+              "health %s every %gs" % (role, images["compose"], budget, chain, grace, len(envs["nomad"]),
+                                       " ".join(HEALTH), want["interval"]))
+
+    if health_x.get("test") != ["CMD"] + HEALTH:
+        problem("roles.yaml", "x-health is not CMD %s" % HEALTH)
+    if problems:
+        print("deploy consistency: %d problem(s):" % len(problems))
+        for p in problems:
+            print("  FAIL: " + p)
+        return 1
+    print("deploy consistency: compose, swarm, kubernetes and nomad agree with the roles' conf.d")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
