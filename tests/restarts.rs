@@ -374,3 +374,41 @@ command = ["/bin/sleep", "1000"]
     );
     assert!(out.contains("side: stopping -> stopped: shutdown"), "{out}");
 }
+
+/// What lives in a holder stops dependents first when the holder ends, as a shutdown does, and
+/// none starts again before all are down.
+#[test]
+fn a_propagated_restart_stops_dependents_first() {
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.holder]
+command = ["/bin/sh", "-c", "echo $$$$ > {dir}/holder.pid; exec sleep 1000"]
+backoff = { initial = "100ms" }
+
+[program.rib]
+command = ["/bin/sh", "-c", "trap 'sleep 0.2; echo rib-stop >> {dir}/events; exit 0' TERM; echo rib-start >> {dir}/events; while :; do sleep 0.05; done"]
+depends_on = { holder = { condition = "started", restart = true } }
+
+[program.xmpp]
+command = ["/bin/sh", "-c", "trap 'sleep 0.2; echo xmpp-stop >> {dir}/events; exit 0' TERM; echo xmpp-start >> {dir}/events; while :; do sleep 0.05; done"]
+depends_on = { holder = { condition = "started", restart = true }, rib = "started" }
+"#,
+        )
+        .start();
+    init.wait_states(&["holder=running", "rib=running", "xmpp=running"]);
+    let holder = init.wait_for_pid_file("holder.pid");
+    wait_for_lines_in(&init.dir().join("events"), 2);
+    assert!(send_signal(holder, libc::SIGKILL));
+    let events = wait_until("both back", DEADLINE, || {
+        let e = file_lines(&init.dir().join("events"));
+        (e.iter().filter(|l| l.ends_with("-start")).count() == 4).then_some(e)
+    });
+    assert_eq!(
+        events[2..],
+        ["xmpp-stop", "rib-stop", "rib-start", "xmpp-start"],
+        "xmpp (which needs rib) stops first, and nothing starts before both are down"
+    );
+    init.wait_states(&["holder=running", "rib=running", "xmpp=running"]);
+}

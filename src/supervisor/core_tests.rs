@@ -791,3 +791,6 @@ fn a_reload_does_not_cancel_a_restart_by_hand_under_way() {
 
 #[path = "liveness_tests.rs"]
 mod liveness;
+
+#[path = "propagation_tests.rs"]
+mod propagation;

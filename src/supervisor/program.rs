@@ -24,6 +24,7 @@ pub enum DownReason {
     Exhausted,
     /// Part of a restart by hand; brought back up once its whole set is down.
     Restart,
+
     /// Removed from the config by a reload.
     Removed,
     /// Changed by a reload: stopped, then started with the new settings.
@@ -39,6 +40,7 @@ impl DownReason {
             DownReason::Shutdown => "shutdown",
             DownReason::Exhausted => "restart budget exhausted",
             DownReason::Restart => "restarting by hand",
+
             DownReason::Removed => "removed from the config",
             DownReason::Changed => "changed by a reload",
         }

@@ -767,7 +767,13 @@ fn write_termination_log(line: &str) {
     if !path.exists() {
         return;
     }
-    if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&path) {
+    // Truncated: a shorter reason must not keep the tail of an earlier, longer one (a file on a
+    // host mount outlives a container).
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+    {
         let _ = writeln!(f, "{line}");
     }
 }

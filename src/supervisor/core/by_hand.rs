@@ -97,6 +97,11 @@ impl Core {
         }
         self.restart_sets
             .retain(|set| !set.iter().any(|m| ids.contains(m)));
+        // Programs taken in hand leave their propagated restart; the rest of it goes on.
+        for (_, set) in &mut self.propagated {
+            set.retain(|m| !ids.contains(m));
+        }
+        self.propagated.retain(|(_, set)| !set.is_empty());
     }
 
     pub(super) fn stop_by_hand(&mut self, ids: &[ProgramId]) {
@@ -109,6 +114,11 @@ impl Core {
         }
         self.restart_sets
             .retain(|set| !set.iter().any(|m| ids.contains(m)));
+        // Programs taken in hand leave their propagated restart; the rest of it goes on.
+        for (_, set) in &mut self.propagated {
+            set.retain(|m| !ids.contains(m));
+        }
+        self.propagated.retain(|(_, set)| !set.is_empty());
     }
 
     pub(super) fn restart_by_hand(&mut self, ids: &[ProgramId]) {

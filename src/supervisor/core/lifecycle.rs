@@ -201,32 +201,42 @@ impl Core {
         self.propagate_restart(i, now, acts);
     }
 
-    /// Dependents with `restart = true` on `i` are stopped; they start again once `i` meets
-    /// their condition again.
+    /// Programs that live in `i` (`restart = true` on it, or on one that does) restart: the
+    /// running ones are stopped, dependents first, and come back up together once all are
+    /// down (then each waits until its dependencies hold again); one in backoff just waits.
     fn propagate_restart(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
-        let restarting: Vec<usize> = self
-            .graph
-            .dependents(i)
-            .iter()
-            .copied()
-            .filter(|&d| self.graph.deps(d).iter().any(|e| e.on == i && e.restart))
-            .filter(|&d| self.programs[d].wants_up())
-            .collect();
-        for d in restarting {
-            let why = notices::restarting_because(self.programs[i].name());
-            match self.programs[d].phase {
+        let mut living_in = Vec::new();
+        let mut frontier = vec![i];
+        while let Some(k) = frontier.pop() {
+            for &d in self.graph.dependents(k) {
+                let restarts = self.graph.deps(d).iter().any(|e| e.on == k && e.restart);
+                if restarts && d != i && !living_in.contains(&d) && self.programs[d].wants_up() {
+                    living_in.push(d);
+                    frontier.push(d);
+                }
+            }
+        }
+        let mut set = Vec::new();
+        for d in living_in {
+            let p = &mut self.programs[d];
+            match p.phase {
                 Phase::Starting { .. } | Phase::Running { .. } => {
-                    self.programs[d].forced_restarts += 1;
-                    self.programs[d].causes.dependency += 1;
-                    self.begin_stop(d, now, why, acts);
+                    p.forced_restarts += 1;
+                    p.causes.dependency += 1;
+                    set.push(p.id);
                 }
                 Phase::Backoff { .. } => {
-                    self.programs[d].forced_restarts += 1;
-                    self.programs[d].causes.dependency += 1;
+                    p.forced_restarts += 1;
+                    p.causes.dependency += 1;
+                    let why = notices::restarting_because(self.programs[i].name());
                     self.set_phase(d, Phase::Waiting, now, why, acts);
                 }
                 _ => {}
             }
+        }
+        if !set.is_empty() {
+            self.propagated
+                .push((self.programs[i].name().to_string(), set));
         }
     }
 

@@ -283,6 +283,10 @@ pub struct Core {
     pending_reload: Option<PendingReload>,
     /// Restarts by hand whose programs come back up together once all are down.
     restart_sets: Vec<Vec<ProgramId>>,
+    /// Programs restarting because a `restart = true` dependency ended (its name first): they
+    /// stay meant to be up, are stopped dependents first, and none starts again before all
+    /// are down (see `settle`).
+    propagated: Vec<(String, Vec<ProgramId>)>,
 }
 
 impl Core {
@@ -306,6 +310,7 @@ impl Core {
             shutdown: None,
             pending_reload: None,
             restart_sets: Vec::new(),
+            propagated: Vec::new(),
         };
         core.index_positions();
         core

@@ -133,6 +133,10 @@ impl Core {
             set.retain(|id| positions.contains_key(id) && !fresh.contains(id));
         }
         self.restart_sets.retain(|set| !set.is_empty());
+        for (_, set) in &mut self.propagated {
+            set.retain(|id| positions.contains_key(id) && !fresh.contains(id));
+        }
+        self.propagated.retain(|(_, set)| !set.is_empty());
         acts.push(Action::Reloaded);
         for id in fresh {
             let i = self.pos(id);

@@ -32,6 +32,7 @@ impl Core {
                 changed |= self.settle_down(i, now, acts);
             }
             changed |= self.release_restart_sets(now, acts);
+            changed |= self.advance_propagated(now, acts);
             changed |= self.apply_reload_when_ready(now, acts);
             if !changed {
                 break;
@@ -80,6 +81,43 @@ impl Core {
         }
     }
 
+    /// Propagated restarts: each member still running is stopped once no member that depends
+    /// on it is alive (dependents first); a set whose members are all down is done, and its
+    /// members (held in `waiting` meanwhile) may start again. Their budgets are untouched: a
+    /// forced restart is not counted against them.
+    fn advance_propagated(&mut self, now: Instant, acts: &mut Vec<Action>) -> bool {
+        let mut changed = false;
+        for k in 0..self.propagated.len() {
+            let (cause, set) = self.propagated[k].clone();
+            for &id in &set {
+                let i = self.pos(id);
+                let running = matches!(
+                    self.programs[i].phase,
+                    Phase::Starting { .. } | Phase::Running { .. }
+                );
+                let blocked = self.graph.dependents(i).iter().any(|&d| {
+                    set.contains(&self.programs[d].id) && self.programs[d].phase.is_live()
+                });
+                if running && !blocked && self.programs[i].wants_up() {
+                    self.begin_stop(i, now, notices::restarting_because(&cause), acts);
+                    changed = true;
+                }
+            }
+        }
+        let before = self.propagated.len();
+        let programs = &self.programs;
+        let positions = &self.positions;
+        self.propagated
+            .retain(|(_, set)| set.iter().any(|id| programs[positions[id]].phase.is_live()));
+        changed | (self.propagated.len() != before)
+    }
+
+    /// Whether program `i` waits for the rest of a propagated restart to be down.
+    fn held_by_propagation(&self, i: usize) -> bool {
+        let id = self.programs[i].id;
+        self.propagated.iter().any(|(_, set)| set.contains(&id))
+    }
+
     fn release_restart_sets(&mut self, now: Instant, acts: &mut Vec<Action>) -> bool {
         let ready: Vec<usize> = self
             .restart_sets
@@ -113,7 +151,7 @@ impl Core {
     /// For a waiting program meant to be up: spawn it when its dependencies hold.
     fn settle_up(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
         let p = &self.programs[i];
-        if !p.wants_up() || p.phase != Phase::Waiting {
+        if !p.wants_up() || p.phase != Phase::Waiting || self.held_by_propagation(i) {
             return;
         }
         match self.unmet_dependency(i) {

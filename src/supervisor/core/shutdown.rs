@@ -44,6 +44,7 @@ impl Core {
             }
         }
         self.restart_sets.clear();
+        self.propagated.clear();
         self.pending_reload = None;
     }
 
