@@ -193,14 +193,18 @@ fn import(input: &std::path::Path, output: Option<&std::path::Path>) -> ExitCode
 
 fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     // Before anything else, and before any thread exists: signals arrive through the signalfd.
-    let mask = match sys::signals::block_handled() {
+    // A `--` command starts with the signal state ctrlinit was started with, and gets every
+    // signal ctrlinit can forward (as tini does).
+    sys::signals::record_startup();
+    let forward_all = !main.is_empty();
+    let mask = match sys::signals::block_handled(forward_all) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("ctrlinit: failed to block signals: {e}");
             return ExitCode::from(1);
         }
     };
-    sys::signals::ignore_unhandled();
+    sys::signals::ignore_unhandled(forward_all);
     sys::init::ensure_stdio_open();
     sys::init::cloexec_inherited_fds();
     sys::init::two_malloc_arenas();

@@ -8,19 +8,19 @@ use std::process::{Command, Stdio};
 use common::*;
 
 /// Orphans that escape their program's process group (a daemonising double fork) and wait for
-/// `{dir}/go` before exiting. `$$$$` is `$$` after ctrlinit's interpolation. The spawner ends once
-/// all of them are in their own session, so its group's SIGTERM does not reach them.
+/// `{dir}/go` before exiting. `$$$$` is `$$` after ctrlinit's interpolation. Their parents exit at
+/// once, so they are reparented to ctrlinit; the spawner itself stays (its run's end would stop
+/// them, as it stops everything a run started).
 const DAEMONS: &str = r#"
 [program.spawner]
-type = "oneshot"
-command = ["/bin/sh", "-c", "for i in 1 2 3 4 5; do (setsid /bin/sh -c 'echo $$$$ >> {dir}/orphans; while [ ! -e {dir}/go ]; do sleep 0.02; done' &); done; until [ \"$(wc -l < {dir}/orphans 2>/dev/null)\" = 5 ]; do sleep 0.01; done; exit 0"]
+command = ["/bin/sh", "-c", "for i in 1 2 3 4 5; do (setsid /bin/sh -c 'echo $$$$ >> {dir}/orphans; while [ ! -e {dir}/go ]; do sleep 0.02; done' &); done; exec sleep 1000"]
 "#;
 
 #[test]
 fn not_pid1_registers_as_subreaper_and_reaps_orphans() {
     let mut init = init().without_namespace().file("a.toml", DAEMONS).start();
     init.wait_for_line("registered as child subreaper");
-    init.wait_for_line("spawner: starting -> completed");
+    init.wait_for_line("spawner: starting -> running");
     let orphans: Vec<i32> = wait_for_lines_in(&init.dir().join("orphans"), 5)
         .iter()
         .map(|l| l.trim().parse().unwrap())
@@ -34,10 +34,14 @@ fn not_pid1_registers_as_subreaper_and_reaps_orphans() {
         );
     }
     std::fs::write(init.dir().join("go"), "").unwrap();
-    // Every orphan exits; ctrlinit reaps each (a zombie stays in its parent's children list).
-    wait_until("ctrlinit to have no children left", DEADLINE, || {
-        children_of(init.pid).is_empty().then_some(())
-    });
+    // Every orphan exits; ctrlinit reaps each (a zombie stays in its parent's children list):
+    // the spawner is its only child left.
+    let spawner = init.pid_of("spawner").expect("the spawner runs") as i32;
+    wait_until(
+        "ctrlinit's children to be the spawner alone",
+        DEADLINE,
+        || (children_of(init.pid) == [spawner]).then_some(()),
+    );
     for &pid in &orphans {
         let reaped = !alive(pid) || ppid_of(pid) != Some(init.pid);
         assert!(reaped, "orphan {pid} is still ctrlinit's child");

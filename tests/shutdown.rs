@@ -147,8 +147,9 @@ fn hup_usr1_usr2_winch_are_forwarded_to_the_double_dash_program() {
     assert_eq!(file_lines(&sig_file), vec!["HUP", "USR1", "USR2", "WINCH"]);
     // None of them stopped the program or ctrlinit.
     assert_eq!(init.count_lines("shutting down"), 0);
+    // TERM ends it (no trap): the container's status is the command's, as tini gives it.
     init.signal("TERM");
-    assert_eq!(init.wait_exit(DEADLINE), 0);
+    assert_eq!(init.wait_exit(DEADLINE), 143);
 }
 
 #[test]
@@ -218,9 +219,10 @@ command = ["/bin/sh", "-c", "while [ ! -e {dir}/side.up ] || [ ! -e {dir}/go ]; 
 }
 
 #[test]
-fn processes_left_over_get_term_then_kill_at_the_end_of_the_stop_budget() {
+fn processes_that_left_their_group_stop_with_their_program_and_are_killed_at_the_budget_end() {
     // Two daemons escape their program's process group (setsid): one stops on TERM, the other
-    // ignores it. ctrlinit, as PID 1, stops them after the programs.
+    // ignores it. They still belong to their program: its stop reaches both, and the one that
+    // ignores TERM is killed when the stop budget is spent.
     let mut init = init()
         .file(
             "a.toml",
@@ -241,6 +243,51 @@ command = ["/bin/sh", "-c", "setsid /bin/sh -c 'trap \"echo termed > {dir}/polit
     let took = start.elapsed();
     let out = init.output();
     assert!(
+        out.contains("stop budget of 2s spent; killing what is left"),
+        "{out}"
+    );
+    // Nothing was left over for the strays' sweep: the program's stop took them all.
+    assert!(!out.contains("processes left over"), "{out}");
+    assert_eq!(file_lines(&init.dir().join("polite")), vec!["termed"]);
+    // The KILL comes at the budget's end, not before, and not much after.
+    assert!(
+        took >= Duration::from_millis(1900),
+        "exited after {took:?}: {out}"
+    );
+    assert!(
+        took < Duration::from_secs(8),
+        "exited after {took:?}: {out}"
+    );
+    assert!(init.namespace_pids().is_empty());
+}
+
+#[test]
+fn processes_of_no_program_get_term_then_kill_at_the_end_of_the_stop_budget() {
+    // With markers (no cgroups), a daemon that leaves its group and empties its environment
+    // (`env -i`) is no longer known as its program's: a stray. ctrlinit, as PID 1, stops such
+    // processes after the programs: TERM, then KILL when the budget is spent.
+    let mut init = init()
+        .env("CTRLINIT_TRACKING", "marker")
+        .file(
+            "a.toml",
+            r#"
+[init]
+stop_timeout = "2s"
+
+[program.spawner]
+command = ["/bin/sh", "-c", "setsid env -i /bin/sh -c 'trap \"echo termed > {dir}/polite; exit 0\" TERM; touch {dir}/polite.up; while :; do sleep 0.05; done' & setsid env -i /bin/sh -c 'trap \"\" TERM; touch {dir}/stubborn.up; while :; do sleep 0.05; done' & exec sleep 1000"]
+"#,
+        )
+        .start();
+    wait_for_file(&init.dir().join("polite.up"));
+    wait_for_file(&init.dir().join("stubborn.up"));
+    let start = Instant::now();
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let took = start.elapsed();
+    let out = init.output();
+    assert!(out.contains("tracked by environment marker"), "{out}");
+    assert!(
         out.contains("sending SIGTERM to the processes left over"),
         "{out}"
     );
@@ -249,7 +296,6 @@ command = ["/bin/sh", "-c", "setsid /bin/sh -c 'trap \"echo termed > {dir}/polit
         "{out}"
     );
     assert_eq!(file_lines(&init.dir().join("polite")), vec!["termed"]);
-    // The KILL comes at the budget's end, not before, and not much after.
     assert!(
         took >= Duration::from_millis(1900),
         "exited after {took:?}: {out}"

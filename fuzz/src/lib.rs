@@ -570,7 +570,15 @@ fn drive_core(config: &Config) {
         exited |= feed(&mut core, Input::Tick, now, &mut live);
     }
     let reason = "fuzz".to_string();
-    exited |= feed(&mut core, Input::Shutdown { reason }, now, &mut live);
+    exited |= feed(
+        &mut core,
+        Input::Shutdown {
+            reason,
+            signal: None,
+        },
+        now,
+        &mut live,
+    );
     for pid in std::mem::take(&mut live) {
         let reaped = Input::Reaped {
             pid,

@@ -96,7 +96,7 @@ fn in_wanted_state(p: &ProgramStatus) -> bool {
 
 /// The `status` table.
 pub fn render_table(programs: &[ProgramStatus]) -> String {
-    let rows: Vec<[String; 9]> = programs
+    let rows: Vec<[String; 10]> = programs
         .iter()
         .map(|p| {
             let restarts = format!(
@@ -132,6 +132,7 @@ pub fn render_table(programs: &[ProgramStatus]) -> String {
                 state,
                 health,
                 p.pid.map_or("-".into(), |v| v.to_string()),
+                p.processes.map_or("-".into(), |n| n.to_string()),
                 p.uptime_ms.map_or("-".into(), short_duration),
                 restarts,
                 last,
@@ -145,6 +146,7 @@ pub fn render_table(programs: &[ProgramStatus]) -> String {
         "STATE",
         "HEALTH",
         "PID",
+        "PROCS",
         "UPTIME",
         "RESTARTS",
         "LAST EXIT",

@@ -6,7 +6,7 @@ use super::identity::resolve_group;
 use toml::de::DeTable;
 
 use super::reader::{Reader, Value, get};
-use super::spec::{ConsoleMode, InitSettings};
+use super::spec::{ConsoleMode, InitSettings, OrphanPolicy};
 
 const INIT_KEYS: &[&str] = &[
     "stop_timeout",
@@ -25,6 +25,10 @@ const INIT_KEYS: &[&str] = &[
     "crash_mode",
     "http",
     "notify_socket",
+    "main_stdio",
+    "drain",
+    "orphans",
+    "orphan_grace",
 ];
 
 /// Reads `[init]`, recording errors; `None` when it held no usable table.
@@ -48,6 +52,38 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
     read_places(r, table, &mut init);
     if let Some(v) = get(table, "http") {
         init.http = super::checks::tcp_target(r, v, "init.http");
+    }
+    if let Some(v) = get(table, "drain")
+        && let Some(d) = r.duration(v, "init.drain")
+    {
+        if d >= init.stop_timeout {
+            r.error(
+                &v.span(),
+                "init.drain",
+                format!(
+                    "the drain is part of the stop budget (stop_timeout = {}s), so it must be shorter",
+                    init.stop_timeout.as_secs_f64()
+                ),
+                Some("lower drain, or raise [init] stop_timeout (and the engine's grace period with it)".into()),
+            );
+        } else {
+            init.drain = d;
+        }
+    }
+    if let Some(v) = get(table, "orphans") {
+        let choices = [("reap", OrphanPolicy::Reap), ("kill", OrphanPolicy::Kill)];
+        init.orphans = r
+            .choice(v, "init.orphans", &choices)
+            .unwrap_or(init.orphans);
+    }
+    if let Some(v) = get(table, "orphan_grace")
+        && let Some(d) = r.duration(v, "init.orphan_grace")
+    {
+        init.orphan_grace = d;
+    }
+    if let Some(v) = get(table, "main_stdio") {
+        init.main_stdio =
+            super::schema::read_stdio(r, v, "init.main_stdio").unwrap_or(init.main_stdio);
     }
     read_output(r, table, &mut init);
     read_crash_limits(r, table, &mut init);

@@ -13,7 +13,9 @@ use super::instances;
 use super::names::valid_name;
 use super::reader::{Reader, get};
 use super::schema::{DependencyDraft, ProgramDraft};
-use super::spec::{Condition, Config, Dependency, InitSettings, Kind, ProgramSpec, RestartPolicy};
+use super::spec::{
+    Condition, Config, Dependency, InitSettings, Kind, ProgramSpec, RestartPolicy, StdioMode,
+};
 use crate::sys::files::{ReadError, read_regular};
 
 /// Name of the program made from a `--` command.
@@ -163,7 +165,7 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
     let init = drafts.init.map(|(s, _)| s).unwrap_or_default();
     let mut programs = drafts.programs;
     if let Some(cmd) = &opts.main_command {
-        add_main_program(cmd, &mut programs, &mut errors);
+        add_main_program(cmd, init.main_stdio, &mut programs, &mut errors);
     }
     let specs = check_programs(programs, &init, &mut errors);
     if specs.is_empty() && errors.is_empty() {
@@ -250,7 +252,12 @@ fn read_file(
 }
 
 /// The program made from a command given after `--`.
-fn add_main_program(cmd: &[String], programs: &mut Vec<Located>, errors: &mut Vec<ConfigError>) {
+fn add_main_program(
+    cmd: &[String],
+    stdio: StdioMode,
+    programs: &mut Vec<Located>,
+    errors: &mut Vec<ConfigError>,
+) {
     if let Some(existing) = programs.iter().find(|p| p.draft.spec.name == MAIN_PROGRAM) {
         errors.push(file_error(
             &existing.file,
@@ -262,6 +269,8 @@ fn add_main_program(cmd: &[String], programs: &mut Vec<Located>, errors: &mut Ve
     let mut spec = ProgramSpec::new(MAIN_PROGRAM, cmd.to_vec(), Kind::Service);
     spec.main = true;
     spec.restart = RestartPolicy::Never;
+    spec.stdio = stdio;
+    spec.passthrough = true;
     spec.defined_at = "the command line (after --)".into();
     programs.push(Located {
         draft: ProgramDraft {

@@ -15,7 +15,7 @@ use super::names::name_problem;
 use super::reader::{Reader, Value, get, join};
 use super::spec::{
     Backoff, Condition, Kind, LogSettings, OnExhausted, ProgramSpec, RestartPolicy, RlimitSetting,
-    StderrMode,
+    StderrMode, StdioMode,
 };
 
 const PROGRAM_KEYS: &[&str] = &[
@@ -34,12 +34,16 @@ const PROGRAM_KEYS: &[&str] = &[
     "restart_window",
     "on_exhausted",
     "finish",
+    "pre_stop",
+    "pre_stop_timeout",
     "stop_signal",
     "stop_timeout",
     "user",
     "group",
     "supplementary_groups",
     "inherit_env",
+    "stdio",
+    "pidfile",
     "workdir",
     "env",
     "env_file",
@@ -88,15 +92,20 @@ pub(super) fn read_program(
     r.reject_unknown_keys(table, &path, PROGRAM_KEYS);
     let key = |k: &str| join(&path, k);
 
-    let kind = match get(table, "type") {
+    // `forking` is a service whose launcher forks the daemon into the background.
+    let (kind, forking) = match get(table, "type") {
         Some(v) => r
             .choice(
                 v,
                 &key("type"),
-                &[("service", Kind::Service), ("oneshot", Kind::Oneshot)],
+                &[
+                    ("service", (Kind::Service, false)),
+                    ("oneshot", (Kind::Oneshot, false)),
+                    ("forking", (Kind::Service, true)),
+                ],
             )
-            .unwrap_or(Kind::Service),
-        None => Kind::Service,
+            .unwrap_or((Kind::Service, false)),
+        None => (Kind::Service, false),
     };
     let command = match get(table, "command") {
         Some(v) => r.command(v, &key("command")),
@@ -112,6 +121,7 @@ pub(super) fn read_program(
     };
     let mut spec = ProgramSpec::new(name, command.unwrap_or_default(), kind);
     spec.defined_at = r.location(&name_span);
+    read_forking(r, table, &path, forking, &mut spec);
 
     read_flags(r, table, &path, &mut spec);
     read_restart(r, table, &path, &mut spec);
@@ -183,6 +193,46 @@ fn read_flags(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut Pr
     if let Some(v) = get(table, "main") {
         spec.main = r.boolean(v, &join(path, "main")).unwrap_or(false);
     }
+    if let Some(v) = get(table, "stdio") {
+        spec.stdio = read_stdio(r, v, &join(path, "stdio")).unwrap_or(spec.stdio);
+    }
+}
+
+/// `type = "forking"` and its `pidfile`: one needs the other.
+fn read_forking(
+    r: &mut Reader<'_>,
+    table: &DeTable<'_>,
+    path: &str,
+    forking: bool,
+    spec: &mut ProgramSpec,
+) {
+    let key = |k: &str| join(path, k);
+    let pidfile = get(table, "pidfile");
+    match (forking, pidfile) {
+        (true, Some(v)) => spec.pidfile = r.string(v, &key("pidfile")).map(PathBuf::from),
+        (true, None) => {
+            let span = get(table, "type").map_or(0..0, |v| v.span());
+            r.error(
+                &span,
+                &key("type"),
+                "a forking program needs a pidfile: it is how ctrlinit finds the daemon once its launcher exits".into(),
+                Some(r#"add pidfile = "/run/NAME.pid" (where the daemon writes its pid)"#.into()),
+            );
+        }
+        (false, Some(v)) => r.error(
+            &v.span(),
+            &key("pidfile"),
+            "a pidfile is only read for type = \"forking\"".into(),
+            Some("remove pidfile, or set type = \"forking\" for a daemon that forks into the background".into()),
+        ),
+        (false, None) => {}
+    }
+}
+
+/// `stdio = "pipe" | "inherit"`.
+pub(super) fn read_stdio(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<StdioMode> {
+    let choices = [("pipe", StdioMode::Pipe), ("inherit", StdioMode::Inherit)];
+    r.choice(v, key, &choices)
 }
 
 fn read_restart(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut ProgramSpec) {
@@ -291,6 +341,34 @@ fn read_stop(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut Pro
         spec.stop_timeout = r
             .duration(v, &key("stop_timeout"))
             .unwrap_or(spec.stop_timeout);
+    }
+    read_pre_stop(r, table, path, spec);
+}
+
+/// `pre_stop` and `pre_stop_timeout`: the hook runs within the program's stop time, so its
+/// timeout must leave some of it to the stop signal (by default it gets half).
+fn read_pre_stop(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut ProgramSpec) {
+    let key = |k: &str| join(path, k);
+    if let Some(v) = get(table, "pre_stop") {
+        spec.pre_stop = r.command(v, &key("pre_stop"));
+    }
+    spec.pre_stop_timeout = spec.stop_timeout / 2;
+    if let Some(v) = get(table, "pre_stop_timeout")
+        && let Some(d) = r.duration(v, &key("pre_stop_timeout"))
+    {
+        if d >= spec.stop_timeout {
+            r.error(
+                &v.span(),
+                &key("pre_stop_timeout"),
+                format!(
+                    "the pre_stop hook runs within the stop_timeout ({}s), so it must be shorter",
+                    spec.stop_timeout.as_secs_f64()
+                ),
+                Some("lower pre_stop_timeout, or raise stop_timeout to leave the program time to stop after its hook".into()),
+            );
+        } else {
+            spec.pre_stop_timeout = d;
+        }
     }
 }
 

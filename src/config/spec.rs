@@ -75,12 +75,28 @@ pub struct InitSettings {
     /// Where the read-only probe endpoint listens (`/livez`, `/readyz`, `/metrics`,
     /// `/v1/status`); off when `None`.
     pub http: Option<SocketAddr>,
+    /// Strays (processes reparented to ctrlinit that belong to no program): reaped only, or
+    /// killed after `orphan_grace`.
+    pub orphans: OrphanPolicy,
+    /// How long a stray may live with `orphans = "kill"`.
+    pub orphan_grace: Duration,
+    /// On a requested stop, how long to report not ready (`health`, `/readyz`) before stopping
+    /// anything (within `stop_timeout`).
+    pub drain: Duration,
+    /// The standard streams of the `--` command (`inherit` unless set to `pipe`).
+    pub main_stdio: StdioMode,
     /// The sd_notify socket programs with `ready = { notify = "systemd" }` or a `watchdog` are
     /// given; `None`: `ctrlinit-notify.sock` next to the control socket.
     pub notify_socket: Option<PathBuf>,
 }
 
 impl InitSettings {
+    /// Whether some program has ctrlinit's own standard streams: then ctrlinit's own lines go to
+    /// stderr (stdout belongs to the program).
+    pub fn own_lines_to_stderr(programs: &[ProgramSpec]) -> bool {
+        programs.iter().any(|p| p.stdio == StdioMode::Inherit)
+    }
+
     /// The sd_notify socket's path.
     pub fn notify_socket_path(&self) -> PathBuf {
         self.notify_socket.clone().unwrap_or_else(|| {
@@ -109,9 +125,22 @@ impl Default for InitSettings {
             log_level: None,
             inherit_env: true,
             http: None,
+            main_stdio: StdioMode::Inherit,
+            drain: Duration::ZERO,
+            orphans: OrphanPolicy::Reap,
+            orphan_grace: Duration::from_secs(5),
             notify_socket: None,
         }
     }
+}
+
+/// What happens to a process that was reparented to ctrlinit and belongs to no program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrphanPolicy {
+    /// Reaped when it exits, left alone until then.
+    Reap,
+    /// Also stopped (SIGTERM, then SIGKILL) once it has been a stray for `orphan_grace`.
+    Kill,
 }
 
 /// Whether a program is a long-running service or runs to completion.
@@ -382,6 +411,16 @@ pub struct RlimitSetting {
     pub value: Option<u64>,
 }
 
+/// What a program's standard streams are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdioMode {
+    /// stdin `/dev/null`; stdout and stderr are pipes to the log thread (prefix, files, ring).
+    Pipe,
+    /// ctrlinit's own stdin, stdout and stderr, byte for byte; with a terminal on stdin, the
+    /// program is the terminal's foreground process group (as tini runs its child).
+    Inherit,
+}
+
 /// Where stderr lines go in the log files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StderrMode {
@@ -485,6 +524,10 @@ pub struct ProgramSpec {
     pub on_exhausted: OnExhausted,
     /// Hook run after every exit.
     pub finish: Option<Vec<String>>,
+    /// Hook run before the stop signal (deregister, drain), bounded by `pre_stop_timeout`.
+    pub pre_stop: Option<Vec<String>>,
+    /// Longest a `pre_stop` hook may run (within the program's stop and the container's budget).
+    pub pre_stop_timeout: Duration,
     /// First signal of a stop.
     pub stop_signal: Signal,
     /// Time between `stop_signal` and SIGKILL.
@@ -506,6 +549,15 @@ pub struct ProgramSpec {
     pub rlimits: Vec<RlimitSetting>,
     /// Log routing.
     pub log: LogSettings,
+    /// Its standard streams.
+    pub stdio: StdioMode,
+    /// A forking daemon's pid file (`type = "forking"`): its launcher must exit 0, then the pid
+    /// it names (of this run) is the program's main process.
+    pub pidfile: Option<PathBuf>,
+    /// The `--` command, run as tini runs its child: TERM, INT and QUIT reach it as they came,
+    /// every other asynchronous signal is forwarded to it, and it starts with the signal mask
+    /// and ignored signals ctrlinit itself was started with.
+    pub passthrough: bool,
     /// Allow and collect core dumps.
     pub core_dumps: bool,
     /// Cores kept for this program.
@@ -548,6 +600,8 @@ impl ProgramSpec {
             restart_window: Duration::from_secs(60),
             on_exhausted: OnExhausted::Exit,
             finish: None,
+            pre_stop: None,
+            pre_stop_timeout: Duration::from_secs(5),
             stop_signal: Signal::SIGTERM,
             stop_timeout: Duration::from_secs(5),
             run_as: RunAs {
@@ -564,6 +618,9 @@ impl ProgramSpec {
             umask: None,
             rlimits: Vec::new(),
             log: LogSettings::default(),
+            stdio: StdioMode::Pipe,
+            passthrough: false,
+            pidfile: None,
             core_dumps: false,
             max_cores: 3,
             max_reports: 20,

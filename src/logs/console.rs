@@ -18,9 +18,19 @@ use crate::config::ConsoleMode;
 /// Buffers in flight to the console before pumps wait.
 const QUEUE: usize = 64;
 
+/// Formatted bytes for the console, and which stream they go to: programs' lines to stdout;
+/// ctrlinit's own to stdout too, or to stderr while a program has ctrlinit's stdout (`stdio =
+/// "inherit"`).
+pub struct Chunk {
+    /// To stderr instead of stdout.
+    pub stderr: bool,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
 /// Starts the console thread; returns the sender, and a receiver that hears when everything
 /// sent has been written (awaited at exit, with a bound: see [`Drained`]).
-pub fn start() -> (Sender<Vec<u8>>, Drained) {
+pub fn start() -> (Sender<Chunk>, Drained) {
     let (tx, rx) = channel(QUEUE);
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
@@ -44,13 +54,19 @@ impl Drained {
     }
 }
 
-fn write_all(mut rx: Receiver<Vec<u8>>) {
+fn write_all(mut rx: Receiver<Chunk>) {
     crate::sys::init::lower_thread_priority();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    while let Some(buf) = rx.blocking_recv() {
+    while let Some(chunk) = rx.blocking_recv() {
         // A closed console (EPIPE) must not stop the draining: programs would block.
-        let _ = out.write_all(&buf);
+        if chunk.stderr {
+            // Locked per write, not held: ctrlinit writes to stderr directly too (a `--`
+            // command's exec failure), and must never wait on this thread for it.
+            let _ = std::io::stderr().lock().write_all(&chunk.bytes);
+        } else {
+            let _ = out.write_all(&chunk.bytes);
+        }
         if rx.is_empty() {
             let _ = out.flush();
         }

@@ -50,7 +50,7 @@ pub(super) fn run(config: Arc<Config>, dirs: Dirs, rx: UnboundedReceiver<Command
 async fn serve(
     config: Arc<Config>,
     dirs: Dirs,
-    console: Sender<Vec<u8>>,
+    console: Sender<console::Chunk>,
     mut rx: UnboundedReceiver<Command>,
 ) {
     // Own lines carry their timestamp and level already.
@@ -60,6 +60,7 @@ async fn serve(
         .ok();
     let shared = Rc::new(Shared {
         console,
+        own_to_stderr: Cell::new(false),
         mode: Cell::new(config.init.console),
         width: Cell::new(8),
         dirs,
@@ -123,6 +124,11 @@ async fn serve(
 
 fn configure(shared: &Rc<Shared>, config: Arc<Config>) {
     shared.mode.set(config.init.console);
+    shared
+        .own_to_stderr
+        .set(crate::config::InitSettings::own_lines_to_stderr(
+            &config.programs,
+        ));
     let width = config
         .programs
         .iter()
@@ -234,6 +240,10 @@ fn own_line(shared: &Shared, level: Level, message: &str, at: SystemTime) {
             terminated: true,
         });
     }
+    // `console = "off"`: the file has it, the console says nothing of ctrlinit's own.
+    if shared.mode.get() == ConsoleMode::Off {
+        return;
+    }
     let mut out = Vec::with_capacity(message.len() + 32);
     let dropped = shared.own_dropped.get();
     let mut lines = Vec::new();
@@ -276,7 +286,11 @@ fn own_line(shared: &Shared, level: Level, message: &str, at: SystemTime) {
         }
     }
     // Never wait for the console here: ctrlinit's own lines are dropped (and counted) instead.
-    match shared.console.try_send(out) {
+    let chunk = console::Chunk {
+        stderr: shared.own_to_stderr.get(),
+        bytes: out,
+    };
+    match shared.console.try_send(chunk) {
         Ok(()) => shared.own_dropped.set(0),
         Err(_) => shared.own_dropped.set(dropped + 1),
     }

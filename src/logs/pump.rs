@@ -85,6 +85,10 @@ async fn flush(shared: &Shared, p: &ProgramLog, console: &mut Vec<u8>, follow: &
     if !console.is_empty() {
         let buf = std::mem::take(console);
         // Waits while the console is full: back-pressure onto this program only.
-        let _ = shared.console.send(buf).await;
+        let chunk = super::console::Chunk {
+            stderr: false,
+            bytes: buf,
+        };
+        let _ = shared.console.send(chunk).await;
     }
 }

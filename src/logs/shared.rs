@@ -73,7 +73,9 @@ pub(super) struct Follower {
 
 /// State shared by the hub and its pumps (all on the log thread).
 pub(super) struct Shared {
-    pub(super) console: Sender<Vec<u8>>,
+    pub(super) console: Sender<super::console::Chunk>,
+    /// ctrlinit's own lines go to stderr (a program has its stdout).
+    pub(super) own_to_stderr: Cell<bool>,
     pub(super) mode: Cell<ConsoleMode>,
     pub(super) width: Cell<usize>,
     pub(super) dirs: Dirs,

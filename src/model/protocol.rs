@@ -174,6 +174,22 @@ pub struct ProgramStatus {
     /// `dependency`, `manual` (forced, not counted).
     #[serde(default)]
     pub restarts_by_cause: RestartsByCause,
+    /// How many processes its run has now (its process group and those that left it), while
+    /// any may be alive.
+    #[serde(default)]
+    pub processes: Option<u32>,
+    /// Their pids.
+    #[serde(default)]
+    pub pids: Vec<i32>,
+    /// `cgroup` or `marker`: how its processes are told from others (see the README).
+    #[serde(default)]
+    pub tracking: Option<String>,
+    /// Memory its cgroup uses, in bytes (cgroup tracking with the memory controller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// CPU time its cgroup has used, in microseconds (cgroup tracking).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_usec: Option<u64>,
 }
 
 /// A program's liveness, as `status` shows it.

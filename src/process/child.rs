@@ -80,6 +80,12 @@ pub(super) struct ChildPlan<'a> {
     pub rtmax: libc::c_int,
     /// Descriptors to put at numbers above stdio: (source, target).
     pub extra_fds: &'a [(libc::c_int, libc::c_int)],
+    /// Become the terminal's foreground process group instead of starting a session.
+    pub foreground: bool,
+    /// The signal state to start with (ctrlinit's own at its start), instead of a clean one.
+    pub signals: Option<&'a crate::sys::signals::StartedWith>,
+    /// `cgroup.procs` of the cgroup to join.
+    pub cgroup_fd: Option<libc::c_int>,
     /// The `oom_score_adj` to restore (ctrlinit lowered its own), as decimal ASCII.
     pub oom_score_adj: Option<&'a [u8]>,
 }
@@ -108,15 +114,32 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
                 fail(plan.status_fd, Step::Stdio);
             }
         }
-        if libc::setsid() < 0 {
+        if plan.foreground {
+            // Its own process group in ctrlinit's session, and the terminal's foreground: the
+            // terminal's Ctrl-C and Ctrl-Z reach it, and its job control works. SIGTTOU is
+            // still blocked here (the parent's mask), so a background tcsetpgrp is allowed;
+            // without a controlling terminal it fails, which changes nothing else.
+            if libc::setpgid(0, 0) < 0 {
+                fail(plan.status_fd, Step::Session);
+            }
+            libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid());
+        } else if libc::setsid() < 0 {
             fail(plan.status_fd, Step::Session);
+        }
+        if let Some(fd) = plan.cgroup_fd {
+            // "0" is the writer itself. Failing only leaves it outside the cgroup (its marker
+            // still ties it to its program), not worth failing the start.
+            libc::write(fd, c"0".as_ptr().cast(), 1);
         }
         if let Some(dir) = plan.workdir
             && libc::chdir(dir.as_ptr()) < 0
         {
             fail(plan.status_fd, Step::Workdir);
         }
-        reset_signal_dispositions(plan.rtmax);
+        match plan.signals {
+            Some(started) => restore_signal_dispositions(plan.rtmax, &started.ignored),
+            None => reset_signal_dispositions(plan.rtmax),
+        }
         if let Some(mask) = plan.umask {
             libc::umask(mask as libc::mode_t);
         }
@@ -167,9 +190,14 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
         for &(_, target) in plan.extra_fds {
             libc::fcntl(target, libc::F_SETFD, 0);
         }
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        match plan.signals {
+            Some(started) => mask = started.mask,
+            None => {
+                libc::sigemptyset(&mut mask);
+            }
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
         // As execvp does: try each candidate; a missing one leads to the next, a permission
         // problem is remembered in case nothing else is found.
         let mut errno = libc::ENOENT;
@@ -211,6 +239,38 @@ unsafe fn report(status_fd: libc::c_int, step: Step, errno: libc::c_int) -> ! {
     unsafe {
         libc::write(status_fd, bytes.as_ptr().cast(), bytes.len());
         libc::_exit(exec_failure_status(errno));
+    }
+}
+
+/// Gives every signal the disposition ctrlinit was started with: ignored where it was (a
+/// parent's `nohup`, `trap '' INT`), default everywhere else (ctrlinit installs no handler).
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn restore_signal_dispositions(rtmax: libc::c_int, ignored: &[bool; 65]) {
+    // A kernel sigaction is its handler first: an all-zero one is SIG_DFL, one with the handler
+    // word 1 is SIG_IGN, with no flags and an empty mask either way.
+    let default_action = [0u64; 4];
+    let ignore_action = [libc::SIG_IGN as u64, 0, 0, 0];
+    for sig in 1..=rtmax.max(64) {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        let action = if ignored.get(sig as usize).copied().unwrap_or(false) {
+            &ignore_action
+        } else {
+            &default_action
+        };
+        // SAFETY: the kernel reads `action` (valid for its size) and writes nothing.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                sig,
+                action.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+                8usize,
+            );
+        }
     }
 }
 

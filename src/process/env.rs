@@ -84,7 +84,15 @@ pub fn program_env(
     for (k, v) in extra {
         env.set((*k).into(), v.into());
     }
-    Ok(env.vars)
+    let mut vars = env.vars;
+    // ctrlinit's run marker goes first: it is looked for at the start of an environment.
+    if let Some(i) = vars
+        .iter()
+        .position(|(k, _)| k.as_bytes() == b"CTRLINIT_RUN")
+    {
+        vars[..=i].rotate_right(1);
+    }
+    Ok(vars)
 }
 
 /// Reads `KEY=VALUE` lines: blank lines and `#` comments are skipped, an `export ` prefix and

@@ -57,6 +57,16 @@ pub struct Launch<'a> {
     pub stderr: Output,
     /// Descriptors it gets beyond stdio, at the number given (a readiness notification pipe).
     pub extra_fds: Vec<(i32, OwnedFd)>,
+    /// stdin is ctrlinit's own (else `/dev/null`).
+    pub stdin_inherit: bool,
+    /// It becomes the foreground process group of the terminal on stdin, in ctrlinit's session
+    /// (else it gets a session of its own). Only meaningful with a terminal on stdin.
+    pub foreground: bool,
+    /// It starts with the signal mask and ignored signals ctrlinit was started with (the `--`
+    /// command, as tini runs its child), else with none blocked and none ignored.
+    pub signals_as_started: bool,
+    /// An open `cgroup.procs` of the cgroup it joins before exec.
+    pub cgroup: Option<OwnedFd>,
 }
 
 /// Why a program did not start, with the status a shell would give.
@@ -82,7 +92,10 @@ pub struct Spawned {
 pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
     let program: &str = &launch.argv[0];
     let strings = CStrings::of(&launch)?;
-    let stdio = Stdio::open(program, launch.stdout, launch.stderr)?;
+    let stdio = Stdio::open(program, launch.stdin_inherit, launch.stdout, launch.stderr)?;
+    let started_with = launch
+        .signals_as_started
+        .then(crate::sys::signals::started_with);
     // Non-blocking: once the child has exec'd, its copy of the write end may still be open for a
     // moment (close-on-exec runs late in exec), and reading must not wait for that.
     let (status_r, status_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)
@@ -129,6 +142,9 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         uid: launch.run_as.uid,
         rtmax: libc::SIGRTMAX(),
         extra_fds: &extra,
+        foreground: launch.foreground,
+        signals: started_with.as_ref(),
+        cgroup_fd: launch.cgroup.as_ref().map(|f| f.as_raw_fd()),
         oom_score_adj: oom.as_deref().map(str::as_bytes),
     };
     let pid =
@@ -234,16 +250,21 @@ impl CStrings {
     }
 }
 
-/// The child's standard descriptors: stdin from `/dev/null`; stdout and stderr as asked
-/// (`None`: ctrlinit's own).
+/// The child's standard descriptors: stdin from `/dev/null` (`None`: ctrlinit's own); stdout
+/// and stderr as asked (`None`: ctrlinit's own).
 struct Stdio {
-    stdin: OwnedFd,
+    stdin: Option<OwnedFd>,
     stdout: Option<OwnedFd>,
     stderr: Option<OwnedFd>,
 }
 
 impl Stdio {
-    fn open(program: &str, stdout: Output, stderr: Output) -> Result<Self, SpawnError> {
+    fn open(
+        program: &str,
+        stdin_inherit: bool,
+        stdout: Output,
+        stderr: Output,
+    ) -> Result<Self, SpawnError> {
         let null = || {
             nix::fcntl::open(
                 "/dev/null",
@@ -260,7 +281,7 @@ impl Stdio {
             }
         };
         Ok(Stdio {
-            stdin: null()?,
+            stdin: if stdin_inherit { None } else { Some(null()?) },
             stdout: to_fd(stdout)?,
             stderr: to_fd(stderr)?,
         })
@@ -268,7 +289,9 @@ impl Stdio {
 
     fn raw(&self) -> [libc::c_int; 3] {
         [
-            self.stdin.as_raw_fd(),
+            self.stdin
+                .as_ref()
+                .map_or(libc::STDIN_FILENO, |f| f.as_raw_fd()),
             self.stdout
                 .as_ref()
                 .map_or(libc::STDOUT_FILENO, |f| f.as_raw_fd()),

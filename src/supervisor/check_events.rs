@@ -14,6 +14,15 @@ pub(crate) enum ProbeEvent {
         /// The run it checked.
         run: u64,
     },
+    /// A forking daemon's pid file, written by this run, names `pid`.
+    PidFile {
+        /// The program.
+        id: ProgramId,
+        /// The run whose launcher forked.
+        run: u64,
+        /// The pid the file holds.
+        pid: i32,
+    },
     /// Time to run an `exec` check again.
     RetryDue {
         /// The program.

@@ -338,11 +338,15 @@ pub fn plan_signal(core: &Core, signal: &str, names: &[String]) -> Answer<(Vec<I
 
 /// `health`: whether every program is in its wanted state, and what is not.
 pub fn health(core: &Core, strict: bool) -> (bool, Vec<String>) {
-    let problems: Vec<String> = core
-        .programs()
-        .iter()
-        .filter_map(|p| health_problem(p, strict))
-        .collect();
+    let mut problems: Vec<String> = Vec::new();
+    if core.draining() {
+        problems.push("the container is stopping (draining before the stop)".into());
+    }
+    problems.extend(
+        core.programs()
+            .iter()
+            .filter_map(|p| health_problem(p, strict)),
+    );
     (problems.is_empty(), problems)
 }
 
@@ -432,6 +436,11 @@ fn status_of(p: &Program, now: Instant) -> ProgramStatus {
             stopping: p.notified.stopping,
             errno: p.notified.errno,
         }),
+        processes: None,
+        pids: Vec::new(),
+        tracking: None,
+        memory_bytes: None,
+        cpu_usec: None,
         restarts_by_cause: RestartsByCause {
             exit: p.causes.exit,
             readiness: p.causes.readiness,

@@ -158,7 +158,7 @@ impl Sim {
                         self.spawned.push(name);
                         queue.insert(0, spawned);
                     }
-                    Action::Signal { pgid, signal } => self.signals.push((*pgid, *signal)),
+                    Action::Signal { pgid, signal, .. } => self.signals.push((*pgid, *signal)),
                     Action::Exit { code, .. } => self.exit = Some(*code),
                     Action::Notice(n) => {
                         if let (Some(name), Some((from, to))) = (&n.program, n.transition) {
@@ -467,6 +467,7 @@ fn shutdown_stops_in_reverse_order_and_kills_after_the_stop_timeout() {
     let mut sim = Sim::new(vec![svc("db", &[]), stubborn]);
     let (db, api) = (sim.pid("db"), sim.pid("api"));
     sim.input(Input::Shutdown {
+        signal: None,
         reason: "SIGTERM".into(),
     });
     assert_eq!(
@@ -508,6 +509,7 @@ fn the_shutdown_budget_cuts_every_stop_short() {
     let mut sim = Sim::new(vec![slow]);
     let pid = sim.pid("slow");
     sim.input(Input::Shutdown {
+        signal: None,
         reason: "SIGTERM".into(),
     });
     assert_eq!(
@@ -523,6 +525,7 @@ fn second_stop_signal_kills_at_once() {
     let mut sim = Sim::new(vec![svc("a", &[])]);
     let pid = sim.pid("a");
     sim.input(Input::Shutdown {
+        signal: None,
         reason: "SIGTERM".into(),
     });
     sim.input(Input::ForceKill);
@@ -794,3 +797,6 @@ mod liveness;
 
 #[path = "propagation_tests.rs"]
 mod propagation;
+
+#[path = "stop_order_tests.rs"]
+mod stop_order;

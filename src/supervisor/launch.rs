@@ -1,7 +1,8 @@
-//! Starting processes for the supervisor: a program's run, its finish hook, an exec readiness
-//! check. Each gets the program's environment, identity and limits; runs and hooks get their
-//! stdout and stderr piped to the log thread. An exec that fails is a [`SpawnError`] at once
-//! (see `process::spawn`), never a process that seemed to start.
+//! Starting processes for the supervisor: a program's run, its hooks, an exec check. Each gets
+//! the program's environment, identity and limits; runs and hooks get their stdout and stderr
+//! piped to the log thread, or a program with `stdio = "inherit"` gets ctrlinit's own streams
+//! (and, with a terminal, its foreground). An exec that fails is a [`SpawnError`] at once (see
+//! `process::spawn`), never a process that seemed to start.
 
 use std::os::fd::OwnedFd;
 
@@ -9,13 +10,13 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::wiring::Wiring;
 
-use crate::config::ProgramSpec;
+use crate::config::{ProgramSpec, StdioMode};
 use crate::logs::{Command as LogCommand, Taps};
 use crate::model::Exit;
 use crate::model::signals::signal_name;
 use crate::process::{self, Launch, Output, SpawnError};
 
-/// Starts processes; owned by the runner, borrowed by the readiness checks.
+/// Starts processes; owned by the runner, borrowed by the checks.
 pub(crate) struct Launcher {
     logs: UnboundedSender<LogCommand>,
 }
@@ -33,13 +34,30 @@ impl Launcher {
         run: u64,
         wiring: Wiring,
     ) -> Result<i32, SpawnError> {
-        let how = Logged {
+        let streams = Streams {
             core_dumps: Some(spec.core_dumps),
-            run: Some(run),
             fds: wiring.fds,
-            taps: wiring.taps,
+            signals_as_started: spec.passthrough,
+            cgroup: wiring.cgroup,
+            ..Streams::default()
         };
-        self.logged(spec, &spec.command, &wiring.env, how)
+        if spec.stdio == StdioMode::Inherit {
+            let streams = Streams {
+                outputs: (Output::Inherit, Output::Inherit),
+                stdin_inherit: true,
+                foreground: crate::sys::tty::stdin_is_terminal(),
+                ..streams
+            };
+            return start(spec, &spec.command, &wiring.env, streams);
+        }
+        self.logged(
+            spec,
+            &spec.command,
+            &wiring.env,
+            Some(run),
+            wiring.taps,
+            streams,
+        )
     }
 
     /// `spec`'s finish hook after a run that ended with `exit`: CTRLINIT_PROGRAM, and
@@ -59,19 +77,43 @@ impl Launcher {
         if let Some(e) = exit {
             extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
         }
-        self.logged(spec, argv, &extra, Logged::default())
+        self.logged(
+            spec,
+            argv,
+            &extra,
+            None,
+            Taps::default(),
+            Streams::default(),
+        )
+    }
+
+    /// `spec`'s `pre_stop` hook: CTRLINIT_PROGRAM and CTRLINIT_PID (its main process) in its
+    /// environment, its output in the program's log.
+    pub(crate) fn pre_stop(&self, spec: &ProgramSpec, main: i32) -> Result<i32, SpawnError> {
+        let Some(argv) = &spec.pre_stop else {
+            return Err(setup_error("no pre_stop hook is configured".into()));
+        };
+        let extra = vec![
+            ("CTRLINIT_PROGRAM", spec.name.clone()),
+            ("CTRLINIT_PID", main.to_string()),
+        ];
+        self.logged(
+            spec,
+            argv,
+            &extra,
+            None,
+            Taps::default(),
+            Streams::default(),
+        )
     }
 
     /// An exec readiness check of `spec` running `argv`, its output discarded.
     pub(crate) fn check(&self, spec: &ProgramSpec, argv: &[String]) -> Result<i32, SpawnError> {
-        start(
-            spec,
-            argv,
-            &[],
-            None,
-            (Output::Null, Output::Null),
-            Vec::new(),
-        )
+        let streams = Streams {
+            outputs: (Output::Null, Output::Null),
+            ..Streams::default()
+        };
+        start(spec, argv, &[], streams)
     }
 
     /// An exec liveness check of `spec` running `argv`; its stdout and stderr go to one pipe,
@@ -92,45 +134,73 @@ impl Launcher {
             &write,
             nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
         );
-        let outputs = (Output::Fd(write), Output::Fd(write2));
-        let pid = start(spec, argv, &[], None, outputs, Vec::new())?;
+        let streams = Streams {
+            outputs: (Output::Fd(write), Output::Fd(write2)),
+            ..Streams::default()
+        };
+        let pid = start(spec, argv, &[], streams)?;
         Ok((pid, read))
     }
 
-    /// Starts `argv` with its stdout and stderr piped to the log thread.
+    /// Starts `argv` with its stdout and stderr piped to the log thread (`run`: the program's
+    /// run, for crash reports to wait on; `None` for a hook).
     fn logged(
         &self,
         spec: &ProgramSpec,
         argv: &[String],
         extra_env: &[(&str, String)],
-        how: Logged,
+        run: Option<u64>,
+        taps: Taps,
+        streams: Streams,
     ) -> Result<i32, SpawnError> {
         let (stdout_r, stdout_w, stderr_r, stderr_w) = process::output_pipes()
             .map_err(|e| setup_error(format!("failed to create output pipes: {e}")))?;
-        let outputs = (Output::Fd(stdout_w), Output::Fd(stderr_w));
-        let pid = start(spec, argv, extra_env, how.core_dumps, outputs, how.fds)?;
+        let streams = Streams {
+            outputs: (Output::Fd(stdout_w), Output::Fd(stderr_w)),
+            ..streams
+        };
+        let pid = start(spec, argv, extra_env, streams)?;
         let _ = self.logs.send(LogCommand::Attach {
             program: spec.name.clone(),
-            run: how.run,
+            run,
             stdout: stdout_r,
             stderr: stderr_r,
-            taps: how.taps,
+            taps,
         });
         Ok(pid)
     }
 }
 
-/// How a process with logged output is started.
-#[derive(Default)]
-struct Logged {
+/// What a process is started with besides the program's environment, identity and limits.
+struct Streams {
+    /// Its stdout and stderr.
+    outputs: (Output, Output),
+    /// stdin is ctrlinit's own (else `/dev/null`).
+    stdin_inherit: bool,
+    /// It becomes the terminal's foreground process group.
+    foreground: bool,
     /// `Some(true)`: cores allowed; `None`: inherited.
     core_dumps: Option<bool>,
-    /// The program's run, for crash reports to wait on; `None` for a hook.
-    run: Option<u64>,
     /// Descriptors beyond stdio.
     fds: Vec<(i32, OwnedFd)>,
-    /// What its output is watched for.
-    taps: Taps,
+    /// It starts with ctrlinit's own starting signal state (the `--` command).
+    signals_as_started: bool,
+    /// The cgroup it joins.
+    cgroup: Option<OwnedFd>,
+}
+
+impl Default for Streams {
+    fn default() -> Self {
+        Streams {
+            outputs: (Output::Null, Output::Null),
+            stdin_inherit: false,
+            foreground: false,
+            core_dumps: None,
+            fds: Vec::new(),
+            signals_as_started: false,
+            cgroup: None,
+        }
+    }
 }
 
 /// A failure before any process existed.
@@ -147,11 +217,10 @@ fn start(
     spec: &ProgramSpec,
     argv: &[String],
     extra_env: &[(&str, String)],
-    core_dumps: Option<bool>,
-    (stdout, stderr): (Output, Output),
-    extra_fds: Vec<(i32, OwnedFd)>,
+    streams: Streams,
 ) -> Result<i32, SpawnError> {
     let env = process::program_env(spec, extra_env).map_err(setup_error)?;
+    let (stdout, stderr) = streams.outputs;
     let spawned = process::spawn(Launch {
         argv,
         env,
@@ -159,10 +228,14 @@ fn start(
         run_as: &spec.run_as,
         umask: spec.umask,
         rlimits: &spec.rlimits,
-        core_dumps,
+        core_dumps: streams.core_dumps,
         stdout,
         stderr,
-        extra_fds,
+        extra_fds: streams.fds,
+        stdin_inherit: streams.stdin_inherit,
+        foreground: streams.foreground,
+        signals_as_started: streams.signals_as_started,
+        cgroup: streams.cgroup,
     })?;
     Ok(spawned.pid)
 }

@@ -22,6 +22,7 @@ mod probes;
 pub mod program;
 pub mod runner;
 pub mod telemetry;
+mod tracking;
 pub mod transitions;
 mod upward;
 mod wiring;

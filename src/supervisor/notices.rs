@@ -78,6 +78,45 @@ pub fn finish_killed(name: &str) -> String {
     format!("{name}: finish hook did not end in time; killed it")
 }
 
+/// A forking daemon's pid file did not come in time.
+pub fn no_pid_file(spec: &ProgramSpec) -> String {
+    let file = spec
+        .pidfile
+        .as_deref()
+        .map_or_else(String::new, |p| p.display().to_string());
+    format!(
+        "no pid file {file} of this run within {} (counts as a failed run)",
+        fmt_duration(spec.ready_timeout)
+    )
+}
+
+/// A forking daemon's launcher exited 0.
+pub fn launcher_forked(name: &str, pid: i32, pidfile: Option<&std::path::Path>) -> String {
+    let file = pidfile.map_or_else(String::new, |p| p.display().to_string());
+    format!("{name}: launcher pid {pid} exited 0; reading the daemon's pid from {file}")
+}
+
+/// A forking daemon was adopted and has a readiness check to pass.
+pub fn adopted(name: &str, pid: i32) -> String {
+    format!("{name}: adopted daemon pid {pid} as its main process; waiting until ready")
+}
+
+/// A forking daemon was adopted and is running.
+pub fn adopted_running(pid: i32, took: Duration) -> String {
+    format!(
+        "adopted daemon pid {pid} (from its pid file) after {}",
+        fmt_duration(took)
+    )
+}
+
+/// Entering the `pre_stop` hook, before the stop signal.
+pub fn running_pre_stop(why: &str, timeout: Duration) -> String {
+    format!(
+        "{why}; running its pre_stop hook first (at most {})",
+        fmt_duration(timeout)
+    )
+}
+
 /// Entering the finish hook.
 pub const RUNNING_FINISH: &str = "running its finish hook";
 
@@ -250,6 +289,17 @@ pub fn main_ended(name: &str, code: i32) -> String {
 pub fn shutting_down(reason: &str) -> String {
     format!("shutting down: {reason}")
 }
+
+/// A requested stop begins with the drain.
+pub fn draining(drain: Duration) -> String {
+    format!(
+        "draining for {} before stopping: health and /readyz report not ready meanwhile",
+        fmt_duration(drain)
+    )
+}
+
+/// The drain is over.
+pub const DRAINED: &str = "drain over; stopping the programs";
 
 /// A second stop signal.
 pub const FORCE_KILL: &str = "second stop signal: killing everything now";

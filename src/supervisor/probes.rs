@@ -116,6 +116,37 @@ impl Probes {
         }
     }
 
+    /// Waits for a forking daemon's pid file (written by run `run`), then reports the pid it
+    /// names; the runner checks that pid belongs to the run.
+    pub(crate) fn await_pid_file(
+        &mut self,
+        id: ProgramId,
+        run: u64,
+        spec: &ProgramSpec,
+        evidence: &mut Evidence,
+    ) {
+        let Some(path) = spec.pidfile.clone() else {
+            return;
+        };
+        if let Some(old) = self.checks.remove(&id) {
+            old.cancel();
+        }
+        let interval = spec
+            .ready
+            .as_ref()
+            .map_or(PID_FILE_INTERVAL, |r| r.interval.min(PID_FILE_INTERVAL));
+        let baseline = evidence.pid_file.take();
+        let task = tokio::spawn(pid_file(path, baseline, interval, id, run, self.tx.clone()));
+        self.checks.insert(
+            id,
+            Probe {
+                run,
+                task: Some(task),
+                exec_pid: None,
+            },
+        );
+    }
+
     fn spawn_exec(&mut self, id: ProgramId, run: u64, spec: &ProgramSpec, launcher: &Launcher) {
         let Some(check) = &spec.ready else { return };
         let ReadyProbe::Exec(argv) = &check.probe else {
@@ -157,6 +188,12 @@ impl Probes {
                 self.checks.get(&id).filter(|p| p.run == run)?;
                 self.checks.remove(&id);
                 Some(Input::Ready { id, run })
+            }
+            ProbeEvent::PidFile { id, run, .. } => {
+                // Its wait is over either way; the runner judges the pid.
+                self.checks.get(&id).filter(|p| p.run == run)?;
+                self.checks.remove(&id);
+                None
             }
             ProbeEvent::RetryDue { id, run } => {
                 self.checks.get(&id).filter(|p| p.run == run)?;
@@ -202,7 +239,8 @@ impl Probes {
             .iter()
             .filter(|(id, probe)| {
                 !core.program(**id).is_some_and(|p| {
-                    matches!(p.phase, Phase::Starting { .. }) && p.run == probe.run
+                    matches!(p.phase, Phase::Starting { .. } | Phase::Forked { .. })
+                        && p.run == probe.run
                 })
             })
             .map(|(&id, _)| id)
@@ -267,6 +305,41 @@ async fn file(
         }
         tokio::time::sleep(interval).await;
     }
+}
+
+/// How often a pid file is looked for, at most (a daemon's launcher has exited: its pid file
+/// is due any moment).
+const PID_FILE_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Largest pid file read: a pid and a newline, with room for stray whitespace.
+const PID_FILE_CAP: u64 = 64;
+
+/// Checks every `interval` for `path` written by this run holding a pid, then reports it.
+async fn pid_file(
+    path: PathBuf,
+    baseline: Option<Baseline>,
+    interval: Duration,
+    id: ProgramId,
+    run: u64,
+    tx: UnboundedSender<ProbeEvent>,
+) {
+    loop {
+        if check_io::fresh_file(&path, baseline.as_ref())
+            && let Some(pid) = read_pid(&path)
+        {
+            let _ = tx.send(ProbeEvent::PidFile { id, run, pid });
+            return;
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// The pid in a pid file (a positive number, surrounded by whitespace at most); `None` while
+/// it is empty or half-written.
+fn read_pid(path: &std::path::Path) -> Option<i32> {
+    let bytes = crate::sys::files::read_regular(path, PID_FILE_CAP).ok()?;
+    let pid: i32 = std::str::from_utf8(&bytes).ok()?.trim().parse().ok()?;
+    (pid > 0).then_some(pid)
 }
 
 /// Reads the notification pipe until a newline (ready) or its end (never ready: the readiness

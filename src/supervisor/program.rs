@@ -83,6 +83,23 @@ pub struct Stopping {
     pub then: After,
 }
 
+/// A stop whose `pre_stop` hook runs first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PreStopping {
+    /// The main process (still running).
+    pub pid: i32,
+    /// Its process group.
+    pub pgid: i32,
+    /// The hook's pid, once spawned.
+    pub hook: Option<i32>,
+    /// When the hook is killed and the stop signal sent anyway.
+    pub until: Instant,
+    /// When SIGKILL goes to the group: the hook's time is part of the program's stop time.
+    pub kill_at: Instant,
+    /// What follows the stop.
+    pub then: After,
+}
+
 /// The lifecycle phase; [`Program::state`] maps it to the public vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -99,6 +116,14 @@ pub enum Phase {
         /// Readiness deadline, for services with a check.
         ready_by: Option<Instant>,
     },
+    /// A forking daemon's launcher exited 0; its pid file is awaited (shown as `starting`).
+    Forked {
+        /// The launcher's process group (what is left of it, and the daemon's processes that
+        /// left it, belong to the run).
+        pgid: i32,
+        /// When a missing or invalid pid file fails the run.
+        ready_by: Instant,
+    },
     /// Up and ready.
     Running {
         /// Main process.
@@ -111,6 +136,8 @@ pub enum Phase {
         /// When the restart is due.
         until: Instant,
     },
+    /// Its `pre_stop` hook runs; the stop signal follows (shown as `stopping`).
+    PreStopping(PreStopping),
     /// Stopping its process group.
     Stopping(Stopping),
     /// The `finish` hook runs (shown as `stopping`).
@@ -137,10 +164,10 @@ impl Phase {
     pub fn state(&self) -> State {
         match self {
             Phase::Waiting => State::Waiting,
-            Phase::Spawning | Phase::Starting { .. } => State::Starting,
+            Phase::Spawning | Phase::Starting { .. } | Phase::Forked { .. } => State::Starting,
             Phase::Running { .. } => State::Running,
             Phase::Backoff { .. } => State::Backoff,
-            Phase::Stopping(_) | Phase::Finishing { .. } => State::Stopping,
+            Phase::PreStopping(_) | Phase::Stopping(_) | Phase::Finishing { .. } => State::Stopping,
             Phase::Stopped => State::Stopped,
             Phase::Exited => State::Exited,
             Phase::Completed => State::Completed,
@@ -154,7 +181,9 @@ impl Phase {
             self,
             Phase::Spawning
                 | Phase::Starting { .. }
+                | Phase::Forked { .. }
                 | Phase::Running { .. }
+                | Phase::PreStopping(_)
                 | Phase::Stopping(_)
                 | Phase::Finishing { .. }
         )
@@ -164,6 +193,7 @@ impl Phase {
     pub fn pid(&self) -> Option<i32> {
         match *self {
             Phase::Starting { pid, .. } | Phase::Running { pid, .. } => Some(pid),
+            Phase::PreStopping(s) => Some(s.pid),
             Phase::Stopping(s) => s.leader,
             _ => None,
         }
@@ -173,6 +203,8 @@ impl Phase {
     pub fn pgid(&self) -> Option<i32> {
         match *self {
             Phase::Starting { pgid, .. } | Phase::Running { pgid, .. } => Some(pgid),
+            Phase::Forked { pgid, .. } => Some(pgid),
+            Phase::PreStopping(s) => Some(s.pgid),
             Phase::Stopping(s) => Some(s.pgid),
             _ => None,
         }
@@ -182,7 +214,9 @@ impl Phase {
     pub fn deadline(&self) -> Option<Instant> {
         match *self {
             Phase::Starting { ready_by, .. } => ready_by,
+            Phase::Forked { ready_by, .. } => Some(ready_by),
             Phase::Backoff { until } => Some(until),
+            Phase::PreStopping(s) => Some(s.until),
             Phase::Stopping(s) => s.kill_at.or(s.give_up_at),
             Phase::Finishing { deadline, .. } => Some(deadline),
             _ => None,

@@ -25,6 +25,8 @@ pub(crate) struct Wiring {
     pub(crate) fds: Vec<(i32, OwnedFd)>,
     /// What the log thread watches its output for.
     pub(crate) taps: Taps,
+    /// `cgroup.procs` of the cgroup it joins (see `tracking`).
+    pub(crate) cgroup: Option<OwnedFd>,
 }
 
 /// What the run's checks judge it by, kept by the runner until they start.
@@ -38,6 +40,8 @@ pub(crate) struct Evidence {
     pub(crate) activity: Option<Arc<AtomicU64>>,
     /// The notification pipe's read end, for `ready = { fd = N }`.
     pub(crate) notify_fd: Option<OwnedFd>,
+    /// A forking daemon's pid file before the spawn (one an earlier run left never counts).
+    pub(crate) pid_file: Option<Baseline>,
 }
 
 /// Prepares run `run` of `spec` (program `id`); `notify_socket` is the sd_notify socket's
@@ -60,6 +64,9 @@ pub(crate) fn prepare(
         wiring
             .env
             .push(("WATCHDOG_USEC", every.as_micros().to_string()));
+    }
+    if let Some(path) = &spec.pidfile {
+        evidence.pid_file = Some(Baseline::of(path));
     }
     match spec.ready.as_ref().map(|r| &r.probe) {
         Some(ReadyProbe::File(path)) => evidence.ready_file = Some(Baseline::of(path)),

@@ -1,6 +1,7 @@
 //! The PID-1 system layer: reaper role, signals through a signalfd, reaping, stray processes.
 //! Every `unsafe` here carries a `// SAFETY:` note.
 
+pub mod cgroup2;
 pub mod cgroups;
 pub mod files;
 pub mod init;
@@ -12,4 +13,5 @@ pub mod self_usage;
 pub mod signals;
 pub mod socket_file;
 pub mod stamps;
+pub mod tty;
 pub mod users;

@@ -45,6 +45,61 @@ fn parse_stat(line: &[u8]) -> Option<ProcStat> {
     })
 }
 
+/// Most processes looked at in one scan of `/proc` (a container has tens).
+const SCAN_CAP: usize = 100_000;
+
+/// How much of an environment is read to find a marker: ctrlinit puts its marker first, and a
+/// program that rebuilds its environment usually keeps the order.
+const ENVIRON_READ: usize = 16 << 10;
+
+/// A process's command name (`/proc/PID/comm`).
+pub fn comm(pid: i32) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(text.trim_end().chars().take(64).collect())
+}
+
+/// Every process in `/proc` (this PID namespace's).
+pub fn all_pids() -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .take(SCAN_CAP)
+        .collect()
+}
+
+/// The start of `pid`'s environment as it was at its exec (at most [`ENVIRON_READ`] bytes).
+fn environ(pid: i32) -> Option<Vec<u8>> {
+    let mut f = std::fs::File::open(format!("/proc/{pid}/environ")).ok()?;
+    let mut buf = vec![0u8; ENVIRON_READ];
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(_) => return None,
+        }
+    }
+    buf.truncate(n);
+    Some(buf)
+}
+
+/// Whether `pid`'s environment (as it was at its exec) holds the entry `marker` (`KEY=VALUE`).
+pub fn has_marker(pid: i32, marker: &[u8]) -> bool {
+    environ(pid).is_some_and(|e| e.split(|&b| b == 0).any(|entry| entry == marker))
+}
+
+/// The value of variable `key` in `pid`'s environment as it was at its exec.
+pub fn marker_value(pid: i32, key: &[u8]) -> Option<String> {
+    let e = environ(pid)?;
+    e.split(|&b| b == 0).find_map(|entry| {
+        let value = entry.strip_prefix(key)?.strip_prefix(b"=")?;
+        Some(String::from_utf8_lossy(value).into_owned())
+    })
+}
+
 /// How an exited process that is not ctrlinit's child ended, while it is a zombie its parent
 /// has not reaped (`/proc/PID/stat`'s exit code field); `None` once it is gone.
 pub fn zombie_exit(pid: i32) -> Option<crate::model::Exit> {
@@ -142,20 +197,32 @@ mod tests {
 
     #[test]
     fn a_zombie_that_is_not_ours_tells_how_it_ended() {
-        // A child of a shell that does not wait: a zombie whose parent is not this process.
-        let out = std::process::Command::new("/bin/sh")
-            .args(["-c", "sh -c 'exit 7' & echo $!; exec sleep 5"])
+        use std::io::{BufRead, Write};
+        // A child of a shell that then becomes `sleep`, which never waits: a zombie whose parent
+        // is not this process. The child exits only once the shell has exec'd (a shell still
+        // running could reap it first).
+        let mut out = std::process::Command::new("/bin/sh")
+            .args(["-c", "sh -c 'read -r x; exit 7' & echo $!; exec sleep 5"])
+            .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut out = out;
         let mut line = String::new();
-        use std::io::BufRead;
         std::io::BufReader::new(out.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
         let pid: i32 = line.trim().parse().unwrap();
+        let parent = out.id() as i32;
+        let began = std::time::Instant::now();
+        while comm(parent).as_deref() != Some("sleep") {
+            assert!(
+                began.elapsed() < std::time::Duration::from_secs(10),
+                "no exec"
+            );
+            std::thread::yield_now();
+        }
         let fd = pidfd(pid).unwrap();
+        out.stdin.take().unwrap().write_all(b"go\n").unwrap();
         // The pidfd becomes readable when it exits.
         let mut fds = [nix::poll::PollFd::new(
             std::os::fd::AsFd::as_fd(&fd),

@@ -28,14 +28,92 @@ pub const HANDLED: [Signal; 12] = [
     Signal::SIGPIPE,
 ];
 
-/// Blocks [`HANDLED`] in the calling thread. Call before any thread is created.
-pub fn block_handled() -> nix::Result<SigSet> {
-    let mut set = SigSet::empty();
-    for s in HANDLED {
-        set.add(s);
-    }
+/// Blocks [`HANDLED`] in the calling thread, or with `forward_all` (a `--` command, run as
+/// tini runs its child) every signal that can be forwarded (see [`forwardable`]). Call before
+/// any thread is created.
+pub fn block_handled(forward_all: bool) -> nix::Result<SigSet> {
+    // SAFETY: sigemptyset initialises the set it is given; sigaddset only sets bits in it.
+    let raw = unsafe {
+        let mut raw: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut raw);
+        for s in HANDLED {
+            libc::sigaddset(&mut raw, s as libc::c_int);
+        }
+        if forward_all {
+            for n in 1..=libc::SIGRTMAX() {
+                if forwardable(n) {
+                    libc::sigaddset(&mut raw, n);
+                }
+            }
+        }
+        raw
+    };
+    // SAFETY: `raw` was initialised by sigemptyset and holds only valid signal numbers.
+    let set = unsafe { SigSet::from_sigset_t_unchecked(raw) };
     pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)?;
     Ok(set)
+}
+
+/// Whether signal `n` can be forwarded to a `--` command: not SIGKILL or SIGSTOP (they cannot
+/// be caught), not those only ctrlinit's own faults raise (SEGV, BUS, FPE, ILL, TRAP, SYS,
+/// ABRT), not the two real-time signals the C library keeps for its threads.
+pub fn forwardable(n: libc::c_int) -> bool {
+    let fault = matches!(
+        n,
+        libc::SIGKILL
+            | libc::SIGSTOP
+            | libc::SIGSEGV
+            | libc::SIGBUS
+            | libc::SIGFPE
+            | libc::SIGILL
+            | libc::SIGTRAP
+            | libc::SIGSYS
+            | libc::SIGABRT
+    );
+    let reserved = n > libc::SIGSYS && n < libc::SIGRTMIN();
+    !fault && !reserved && n >= 1 && n <= libc::SIGRTMAX()
+}
+
+/// The signal state ctrlinit was started with, for a `--` command to start with (tini's
+/// behaviour): the blocked mask, and which signals were ignored.
+#[derive(Clone, Copy)]
+pub struct StartedWith {
+    /// The blocked mask.
+    pub mask: libc::sigset_t,
+    /// `ignored[n]`: signal `n` was SIG_IGN.
+    pub ignored: [bool; 65],
+}
+
+static STARTED_WITH: std::sync::OnceLock<StartedWith> = std::sync::OnceLock::new();
+
+/// Notes the signal state ctrlinit was started with. Call first, before anything changes it.
+/// SIGPIPE is the one exception: Rust's runtime ignores it before `main`, so it is recorded as
+/// default (what a container engine starts PID 1 with).
+pub fn record_startup() {
+    // SAFETY: a null new mask only reads the current one into `mask`; a null new action only
+    // reads the disposition into `old`; both write into the locals given.
+    let state = unsafe {
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask);
+        let mut ignored = [false; 65];
+        for (n, slot) in ignored.iter_mut().enumerate().skip(1) {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(n as libc::c_int, std::ptr::null(), &mut old) == 0 {
+                *slot = old.sa_sigaction == libc::SIG_IGN && n as libc::c_int != libc::SIGPIPE;
+            }
+        }
+        StartedWith { mask, ignored }
+    };
+    let _ = STARTED_WITH.set(state);
+}
+
+/// What [`record_startup`] noted (an empty mask and nothing ignored, if it did not run).
+pub fn started_with() -> StartedWith {
+    STARTED_WITH.get().copied().unwrap_or_else(|| StartedWith {
+        // SAFETY: an all-zero sigset_t is the empty set on Linux.
+        mask: unsafe { std::mem::zeroed() },
+        ignored: [false; 65],
+    })
 }
 
 /// Signals ctrlinit neither handles nor can get from its own faults, whose default action would
@@ -53,9 +131,14 @@ const IGNORED: [Signal; 9] = [
     Signal::SIGURG,
 ];
 
-/// Ignores [`IGNORED`] and the real-time signals not reserved by the C library. Programs get
-/// default dispositions back before exec (see `process::child`).
-pub fn ignore_unhandled() {
+/// Ignores [`IGNORED`] and the real-time signals not reserved by the C library (not with a
+/// `--` command: those are blocked and forwarded instead, and an ignored signal would never
+/// reach the signalfd). Programs get default dispositions back before exec (see
+/// `process::child`).
+pub fn ignore_unhandled(forward_all: bool) {
+    if forward_all {
+        return;
+    }
     let numbers = IGNORED
         .iter()
         .map(|s| *s as libc::c_int)
@@ -72,10 +155,17 @@ pub fn ignore_unhandled() {
 /// A signal that arrived, with its sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrived {
-    /// Which signal.
-    pub signal: Signal,
+    /// Its number (real-time signals have no [`Signal`]).
+    pub signo: i32,
     /// The sending process (0 for the kernel).
     pub sender: i32,
+}
+
+impl Arrived {
+    /// As a [`Signal`], unless it is a real-time signal.
+    pub fn signal(&self) -> Option<Signal> {
+        Signal::try_from(self.signo).ok()
+    }
 }
 
 /// The readable end of the signalfd, registered with the runtime.
@@ -101,14 +191,10 @@ impl Signals {
             let mut out = Vec::new();
             loop {
                 match guard.get_inner_mut().read_signal() {
-                    Ok(Some(info)) => {
-                        if let Ok(signal) = Signal::try_from(info.ssi_signo as i32) {
-                            out.push(Arrived {
-                                signal,
-                                sender: info.ssi_pid as i32,
-                            });
-                        }
-                    }
+                    Ok(Some(info)) => out.push(Arrived {
+                        signo: info.ssi_signo as i32,
+                        sender: info.ssi_pid as i32,
+                    }),
                     Ok(None) => break,
                     Err(nix::errno::Errno::EINTR) => continue,
                     Err(e) => return Err(e.into()),

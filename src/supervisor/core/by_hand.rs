@@ -147,7 +147,14 @@ impl Core {
 
     pub(super) fn signal_by_hand(&mut self, i: usize, signal: Signal, acts: &mut Vec<Action>) {
         if let Some(pgid) = self.programs[i].phase.pgid() {
-            self.signal_run(i, pgid, signal, acts);
+            // To the group, as asked (its processes that left it are left alone).
+            self.programs[i].signals_sent |= 1 << (signal as i32);
+            acts.push(Action::Signal {
+                pgid,
+                signal,
+                cont: true,
+                run_of: None,
+            });
         }
     }
 }

@@ -2,7 +2,6 @@
 //! own here. [`Core::tick`] finds the programs whose deadline passed and hands each to the handler
 //! of its phase.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use nix::sys::signal::Signal;
@@ -13,6 +12,14 @@ use crate::supervisor::program::{After, Phase, Stopping};
 
 impl Core {
     pub(super) fn tick(&mut self, now: Instant, acts: &mut Vec<Action>) {
+        if self
+            .shutdown
+            .as_ref()
+            .and_then(|s| s.drain_until)
+            .is_some_and(|d| d <= now)
+        {
+            self.end_drain(acts);
+        }
         if let Some(s) = &self.shutdown
             && !s.killed
             && s.deadline <= now
@@ -30,8 +37,14 @@ impl Core {
     /// Which deadline of program `i` passed.
     fn deadline_passed(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
         match self.programs[i].phase {
-            Phase::Starting { pid, pgid, .. } => self.ready_timed_out(i, pid, pgid, now, acts),
+            Phase::Starting { .. } => self.ready_timed_out(i, now, acts),
+            Phase::Forked { .. } => {
+                let run = self.programs[i].run;
+                let why = notices::no_pid_file(&self.programs[i].spec);
+                self.adoption_failed(i, run, &why, now, acts);
+            }
             Phase::Backoff { .. } => self.backoff_over(i, now, acts),
+            Phase::PreStopping(_) => self.pre_stop_timed_out(i, now, acts),
             Phase::Stopping(s) if s.kill_at.is_some() => self.kill_due(i, s, now, acts),
             Phase::Stopping(s) if s.leader.is_none() => self.group_outlived_kill(i, s, now, acts),
             Phase::Stopping(_) => self.leader_outlived_kill(i, acts),
@@ -48,27 +61,12 @@ impl Core {
     }
 
     /// Not ready within `ready_timeout`: stop it; the run counts as failed.
-    fn ready_timed_out(
-        &mut self,
-        i: usize,
-        pid: i32,
-        pgid: i32,
-        now: Instant,
-        acts: &mut Vec<Action>,
-    ) {
-        let spec = Arc::clone(&self.programs[i].spec);
-        self.signal_run(i, pgid, spec.stop_signal, acts);
-        let phase = Phase::Stopping(Stopping {
-            pgid,
-            leader: Some(pid),
-            kill_at: Some(self.kill_deadline(i, now)),
-            give_up_at: None,
-            then: After::Policy {
-                forced_failure: true,
-            },
-        });
-        let why = notices::not_ready_within(spec.ready_timeout);
-        self.set_phase(i, phase, now, why, acts);
+    fn ready_timed_out(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
+        let why = notices::not_ready_within(self.programs[i].spec.ready_timeout);
+        let then = After::Policy {
+            forced_failure: true,
+        };
+        self.stop_live_run(i, then, why, now, acts);
     }
 
     /// The restart delay is over: wait for dependencies, then start.
@@ -121,6 +119,8 @@ impl Core {
             acts.push(Action::Signal {
                 pgid: pid,
                 signal: Signal::SIGKILL,
+                cont: false,
+                run_of: None,
             });
         }
         let msg = notices::finish_killed(self.programs[i].name());

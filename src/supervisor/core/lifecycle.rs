@@ -37,7 +37,10 @@ impl Core {
                 notices::spawned(pid, false),
             ),
             (Kind::Service, Some(_)) => {
-                acts.push(Action::Probe { id, run });
+                // A forking daemon is checked once adopted (its launcher is not the daemon).
+                if spec.pidfile.is_none() {
+                    acts.push(Action::Probe { id, run });
+                }
                 (
                     Phase::Starting {
                         pid,
@@ -47,6 +50,14 @@ impl Core {
                     notices::spawned(pid, true),
                 )
             }
+            (Kind::Service, None) if spec.pidfile.is_some() => (
+                Phase::Starting {
+                    pid,
+                    pgid: pid,
+                    ready_by: Some(now + spec.ready_timeout),
+                },
+                notices::spawned(pid, true),
+            ),
             (Kind::Service, None) => (
                 Phase::Running { pid, pgid: pid },
                 notices::spawned(pid, false),
@@ -79,7 +90,14 @@ impl Core {
         if p.last_start_error.as_deref() != Some(error) {
             p.last_start_error = Some(error.to_string());
             let msg = notices::start_failed(&p.spec, error, exec_failed);
-            self.notice(Some(i), Level::Error, None, msg, acts);
+            if p.spec.passthrough {
+                // The `--` command's failure ends the container at once: said on stderr now,
+                // not through the log thread (the log keeps it too).
+                acts.push(Action::TellNow(format!("ctrlinit: {msg}")));
+                self.notice(Some(i), Level::Debug, None, msg, acts);
+            } else {
+                self.notice(Some(i), Level::Error, None, msg, acts);
+            }
         }
         let then = After::Policy {
             forced_failure: false,
@@ -127,7 +145,19 @@ impl Core {
             self.complete(i, then, now, acts);
             return;
         }
+        if let Phase::PreStopping(s) = self.programs[i].phase {
+            if s.hook == Some(pid) {
+                let why = format!("pre_stop hook ended ({exit})");
+                self.pre_stop_over(i, &why, now, acts);
+                return;
+            }
+            // The main process ended while the hook ran.
+            self.main_ended_in_pre_stop(i, acts);
+        }
         self.programs[i].oom_killed = oom_killed;
+        if self.launcher_done(i, pid, exit == Exit::Code(0), now, acts) {
+            return;
+        }
         self.main_exited(i, pid, exit, group_empty, now, acts);
     }
 
@@ -220,7 +250,7 @@ impl Core {
         for d in living_in {
             let p = &mut self.programs[d];
             match p.phase {
-                Phase::Starting { .. } | Phase::Running { .. } => {
+                Phase::Starting { .. } | Phase::Forked { .. } | Phase::Running { .. } => {
                     p.forced_restarts += 1;
                     p.causes.dependency += 1;
                     set.push(p.id);
@@ -384,30 +414,5 @@ impl Core {
                 }
             }
         }
-    }
-
-    /// Sends the stop signal to a live program's group; `then` follows from its target.
-    pub(super) fn begin_stop(
-        &mut self,
-        i: usize,
-        now: Instant,
-        why: String,
-        acts: &mut Vec<Action>,
-    ) {
-        let (Phase::Starting { pid, pgid, .. } | Phase::Running { pid, pgid }) =
-            self.programs[i].phase
-        else {
-            return;
-        };
-        let signal = self.programs[i].spec.stop_signal;
-        self.signal_run(i, pgid, signal, acts);
-        let phase = Phase::Stopping(Stopping {
-            pgid,
-            leader: Some(pid),
-            kill_at: Some(self.kill_deadline(i, now)),
-            give_up_at: None,
-            then: After::Target,
-        });
-        self.set_phase(i, phase, now, notices::stop_sent(&why, signal, pgid), acts);
     }
 }

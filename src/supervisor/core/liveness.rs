@@ -108,24 +108,15 @@ impl Core {
         if on_failure == OnHealthFailure::Mark || !self.programs[i].wants_up() {
             return;
         }
-        let Phase::Running { pid, pgid } = self.programs[i].phase else {
+        if !matches!(self.programs[i].phase, Phase::Running { .. }) {
             return;
-        };
-        let signal = self.programs[i].spec.stop_signal;
+        }
         self.programs[i].unhealthy = Some(cause.clone());
         self.programs[i].watchdog_due = None;
-        self.signal_run(i, pgid, signal, acts);
-        let phase = Phase::Stopping(Stopping {
-            pgid,
-            leader: Some(pid),
-            kill_at: Some(self.kill_deadline(i, now)),
-            give_up_at: None,
-            then: After::Policy {
-                forced_failure: true,
-            },
-        });
-        let why = notices::stop_sent(&notices::unhealthy_restart(&cause), signal, pgid);
-        self.set_phase(i, phase, now, why, acts);
+        let then = After::Policy {
+            forced_failure: true,
+        };
+        self.stop_live_run(i, then, notices::unhealthy_restart(&cause), now, acts);
     }
 
     /// Watchdogs whose time passed (called from `tick`).

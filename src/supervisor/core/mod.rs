@@ -22,12 +22,14 @@
 
 mod by_hand;
 mod deadlines;
+mod forking;
 mod lifecycle;
 mod liveness;
 mod registry;
 mod reload;
 mod settle;
 mod shutdown;
+mod stopping;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -116,6 +118,40 @@ pub enum Input {
         /// The process group of the `MAINPID=` process, when one was named.
         main_pgid: Option<i32>,
     },
+    /// A forking daemon's pid file names `pid`, which belongs to its run (the shell checked).
+    Adopt {
+        /// The program.
+        id: ProgramId,
+        /// The run.
+        run: u64,
+        /// The daemon.
+        pid: i32,
+        /// Its process group.
+        pgid: i32,
+    },
+    /// A forking daemon's pid file names a process that is not of its run, or none.
+    AdoptRefused {
+        /// The program.
+        id: ProgramId,
+        /// The run.
+        run: u64,
+        /// Why, for the log.
+        why: String,
+    },
+    /// A `pre_stop` hook was spawned.
+    PreStopSpawned {
+        /// The program.
+        id: ProgramId,
+        /// The hook's pid.
+        pid: i32,
+    },
+    /// A `pre_stop` hook could not be spawned.
+    PreStopFailed {
+        /// The program.
+        id: ProgramId,
+        /// Why, for the log.
+        error: String,
+    },
     /// A `finish` hook was spawned.
     FinishSpawned {
         /// The program.
@@ -132,6 +168,9 @@ pub enum Input {
     Shutdown {
         /// Why, for the log.
         reason: String,
+        /// The signal that asked for it: a `--` command gets it as it came (not its stop
+        /// signal followed by SIGCONT), and is killed only when it outlives the stop budget.
+        signal: Option<Signal>,
     },
     /// A second SIGTERM/SIGINT: kill everything at once.
     ForceKill,
@@ -167,6 +206,14 @@ pub enum Action {
         /// The run being checked.
         run: u64,
     },
+    /// A forking daemon's launcher exited 0: read its pid file (until the run's readiness
+    /// deadline); answer with `Adopt` or `AdoptRefused`.
+    AwaitPidFile {
+        /// The program.
+        id: ProgramId,
+        /// The run.
+        run: u64,
+    },
     /// A process that is not the spawned one became the run's main process (`MAINPID=`): the
     /// shell watches for its exit even if its parent is not ctrlinit, and answers `Reaped`.
     Adopted {
@@ -183,12 +230,25 @@ pub enum Action {
         /// The run being checked.
         run: u64,
     },
-    /// Send `signal` to process group `pgid` (followed by SIGCONT, so a stopped process acts).
+    /// Send `signal` to process group `pgid`.
     Signal {
         /// Process group.
         pgid: i32,
-        /// The signal; SIGCONT follows it.
+        /// The signal.
         signal: Signal,
+        /// Follow it with SIGCONT, so a stopped process acts on it (not for a signal forwarded
+        /// as it came).
+        cont: bool,
+        /// The program whose run it stops: every process of the run gets it, also those that
+        /// left the process group (see the runner's tracking). `None`: the group only.
+        run_of: Option<ProgramId>,
+    },
+    /// Run the program's `pre_stop` hook; answer with `PreStopSpawned` or `PreStopFailed`.
+    RunPreStop {
+        /// The program.
+        id: ProgramId,
+        /// Its main process (the hook gets it as CTRLINIT_PID).
+        main: i32,
     },
     /// Run the program's `finish` hook; answer with `FinishSpawned` or `FinishFailed`.
     RunFinish {
@@ -210,6 +270,9 @@ pub enum Action {
         /// The OOM killer took it.
         oom_killed: bool,
     },
+    /// Write this to stderr at once, not through the log thread: what a `--` command's user
+    /// must see even if the container exits right after (its command could not be executed).
+    TellNow(String),
     /// Write this line to `/dev/termination-log` (Kubernetes), when it exists.
     TerminationMessage(String),
     /// Every program is down: stop stray processes by `deadline`, reap, exit with `code`.
@@ -261,6 +324,13 @@ struct Shutdown {
     deadline: Instant,
     killed: bool,
     exit_sent: bool,
+    /// Asked for (a signal, `ctrlinit shutdown`), not an escalation or the main program's end:
+    /// the exit status is then the main program's, when it ran.
+    requested: bool,
+    /// The signal that asked for it, for the `--` command.
+    forwarded: Option<Signal>,
+    /// While draining (`[init] drain`): when the programs start to stop.
+    drain_until: Option<Instant>,
 }
 
 /// A reload waiting for removed and changed programs to stop.
@@ -388,7 +458,7 @@ impl Core {
             .shutdown
             .as_ref()
             .filter(|s| !s.killed)
-            .map(|s| s.deadline);
+            .map(|s| s.drain_until.unwrap_or(s.deadline));
         programs.chain(shutdown).min()
     }
 
@@ -404,6 +474,7 @@ impl Core {
         let p = &self.programs[self.owner_of(pid)?];
         match p.phase {
             Phase::Finishing { .. } => Some(pid),
+            Phase::PreStopping(s) if s.hook == Some(pid) => Some(pid),
             phase => phase.pgid(),
         }
     }
@@ -412,6 +483,7 @@ impl Core {
         self.programs.iter().position(|p| {
             p.phase.pid() == Some(pid)
                 || matches!(p.phase, Phase::Finishing { pid: Some(h), .. } if h == pid)
+                || matches!(p.phase, Phase::PreStopping(s) if s.hook == Some(pid))
         })
     }
 
@@ -436,6 +508,10 @@ impl Core {
             | Input::Checked { id, .. }
             | Input::Notified { id, .. }
             | Input::FinishSpawned { id, .. }
+            | Input::PreStopSpawned { id, .. }
+            | Input::Adopt { id, .. }
+            | Input::AdoptRefused { id, .. }
+            | Input::PreStopFailed { id, .. }
             | Input::FinishFailed { id }
             | Input::Signal { id, .. } => *id,
             _ => return Some(None),
@@ -473,8 +549,24 @@ impl Core {
                 message, main_pgid, ..
             } => self.notified(i, message, main_pgid, now, &mut acts),
             Input::FinishSpawned { pid, .. } => self.finish_spawned(i, pid),
+            Input::PreStopSpawned { pid, .. } => self.pre_stop_spawned(i, pid),
+            Input::Adopt { run, pid, pgid, .. } => self.adopt(i, run, pid, pgid, now, &mut acts),
+            Input::AdoptRefused { run, why, .. } => {
+                self.adoption_failed(i, run, &why, now, &mut acts)
+            }
+            Input::PreStopFailed { error, .. } => {
+                let why = format!("pre_stop hook failed to start: {error}");
+                self.pre_stop_over(i, &why, now, &mut acts);
+            }
             Input::FinishFailed { .. } => self.finish_failed(i, now, &mut acts),
-            Input::Shutdown { reason } => self.begin_shutdown(0, &reason, now, &mut acts),
+            Input::Shutdown { reason, signal } => {
+                self.begin_shutdown(0, &reason, now, &mut acts);
+                if let Some(s) = &mut self.shutdown {
+                    s.requested = true;
+                    s.forwarded = s.forwarded.or(signal);
+                }
+                self.drain_first(now, &mut acts);
+            }
             Input::ForceKill => self.force_kill(now, &mut acts),
             Input::Start(ids) => self.start_by_hand(&ids, now, &mut acts),
             Input::Stop(ids) => self.stop_by_hand(&ids),
@@ -573,11 +665,16 @@ impl Core {
         }));
     }
 
-    /// Sends `signal` to the group of program `i`'s current run and remembers it, so a death by
-    /// that signal is not reported as a crash.
+    /// Sends `signal` to every process of program `i`'s current run (its group, and those that
+    /// left it) and remembers it, so a death by that signal is not reported as a crash.
     fn signal_run(&mut self, i: usize, pgid: i32, signal: Signal, acts: &mut Vec<Action>) {
         self.programs[i].signals_sent |= 1 << (signal as i32);
-        acts.push(Action::Signal { pgid, signal });
+        acts.push(Action::Signal {
+            pgid,
+            signal,
+            cont: true,
+            run_of: Some(self.programs[i].id),
+        });
     }
 
     /// The program's stop timeout, cut short by the shutdown budget.

@@ -15,7 +15,10 @@ fn condition_holds(dep: &Program, condition: Condition) -> bool {
     match condition {
         Condition::Started => matches!(
             dep.phase,
-            Phase::Starting { .. } | Phase::Running { .. } | Phase::Completed
+            Phase::Starting { .. }
+                | Phase::Forked { .. }
+                | Phase::Running { .. }
+                | Phase::Completed
         ),
         Condition::Ready => matches!(dep.phase, Phase::Running { .. } | Phase::Completed),
         Condition::Completed => dep.phase == Phase::Completed,
@@ -61,7 +64,7 @@ impl Core {
                 self.set_phase(i, Phase::Stopped, now, reason.as_str().into(), acts);
                 true
             }
-            Phase::Starting { .. } | Phase::Running { .. } => {
+            Phase::Starting { .. } | Phase::Forked { .. } | Phase::Running { .. } => {
                 let blocked = self
                     .graph
                     .dependents(i)
@@ -93,7 +96,7 @@ impl Core {
                 let i = self.pos(id);
                 let running = matches!(
                     self.programs[i].phase,
-                    Phase::Starting { .. } | Phase::Running { .. }
+                    Phase::Starting { .. } | Phase::Forked { .. } | Phase::Running { .. }
                 );
                 let blocked = self.graph.dependents(i).iter().any(|&d| {
                     set.contains(&self.programs[d].id) && self.programs[d].phase.is_live()

@@ -37,21 +37,66 @@ impl Core {
             deadline: now + self.init.stop_timeout,
             killed: false,
             exit_sent: false,
+            requested: false,
+            forwarded: None,
+            drain_until: None,
         });
+        self.restart_sets.clear();
+        self.propagated.clear();
+        self.pending_reload = None;
+        self.take_everything_down();
+    }
+
+    /// A requested stop with `[init] drain`: programs keep running for the drain while the
+    /// container reports not ready (`health`, `/readyz`), so a load balancer stops sending
+    /// first; then they stop as usual. The drain is part of the stop budget.
+    pub(super) fn drain_first(&mut self, now: Instant, acts: &mut Vec<Action>) {
+        let drain = self.init.drain;
+        let Some(s) = &mut self.shutdown else { return };
+        if drain.is_zero() || s.drain_until.is_some() {
+            return;
+        }
+        let until = (now + drain).min(s.deadline);
+        s.drain_until = Some(until);
+        // Undo what begin_shutdown did: the stop waits for the drain.
+        for p in &mut self.programs {
+            if p.target == Target::Down(DownReason::Shutdown) && p.phase.is_live() {
+                p.target = Target::Up;
+            }
+        }
+        self.notice(None, Level::Info, None, notices::draining(drain), acts);
+    }
+
+    /// The drain is over (or cut short): every program is meant down, dependents first.
+    pub(super) fn end_drain(&mut self, acts: &mut Vec<Action>) {
+        let Some(s) = &mut self.shutdown else { return };
+        if s.drain_until.take().is_none() {
+            return;
+        }
+        self.notice(None, Level::Info, None, notices::DRAINED.into(), acts);
+        self.take_everything_down();
+    }
+
+    /// Whether the container is draining before its stop.
+    pub fn draining(&self) -> bool {
+        self.shutdown
+            .as_ref()
+            .is_some_and(|s| s.drain_until.is_some())
+    }
+
+    fn take_everything_down(&mut self) {
         for p in &mut self.programs {
             if p.target == Target::Up || p.target == Target::Down(DownReason::Restart) {
                 p.target = Target::Down(DownReason::Shutdown);
             }
         }
-        self.restart_sets.clear();
-        self.propagated.clear();
-        self.pending_reload = None;
     }
 
     pub(super) fn force_kill(&mut self, now: Instant, acts: &mut Vec<Action>) {
         if self.shutdown.is_none() {
             self.begin_shutdown(0, notices::FORCE_KILL_REASON, now, acts);
         }
+        self.end_drain(acts);
         self.notice(None, Level::Warn, None, notices::FORCE_KILL.into(), acts);
         self.kill_everything(now, acts);
         if let Some(s) = &mut self.shutdown {
@@ -86,11 +131,32 @@ impl Core {
                         ..s
                     });
                 }
+                Phase::PreStopping(s) => {
+                    if let Some(hook) = s.hook {
+                        acts.push(Action::Signal {
+                            pgid: hook,
+                            signal: Signal::SIGKILL,
+                            cont: false,
+                            run_of: None,
+                        });
+                    }
+                    self.signal_run(i, s.pgid, Signal::SIGKILL, acts);
+                    let phase = Phase::Stopping(Stopping {
+                        pgid: s.pgid,
+                        leader: Some(s.pid),
+                        kill_at: None,
+                        give_up_at: Some(now + KILL_GRACE),
+                        then: After::Target,
+                    });
+                    self.set_phase(i, phase, now, notices::KILLED_OUT_OF_TIME.into(), acts);
+                }
                 Phase::Finishing { pid, then, .. } => {
                     if let Some(pid) = pid {
                         acts.push(Action::Signal {
                             pgid: pid,
                             signal: Signal::SIGKILL,
+                            cont: false,
+                            run_of: None,
                         });
                     }
                     self.complete(i, then, now, acts);
@@ -111,8 +177,20 @@ impl Core {
             && !s.exit_sent
         {
             s.exit_sent = true;
+            // After a requested stop, the container's status is the main program's (as tini
+            // gives its child's): killed by the TERM it was sent, 143; trapped it and exited 3,
+            // 3. It is 0 only when no main program ran.
+            let main_status = self
+                .programs
+                .iter()
+                .filter(|p| p.spec.main)
+                .find_map(|p| p.last_exit.filter(|_| p.run_started.is_some()));
+            let code = match main_status {
+                Some(exit) if s.requested => exit.shell_code(),
+                _ => s.code,
+            };
             acts.push(Action::Exit {
-                code: s.code,
+                code,
                 deadline: s.deadline,
             });
         }

@@ -6,6 +6,14 @@
 //! pid is always registered before its exit can be seen. When nothing is pending and no deadline
 //! is set, the loop sleeps in epoll with no timeout: an idle container costs no wake-ups.
 
+mod adoption;
+mod exit;
+mod reaping;
+mod requests;
+mod signals;
+mod spawning;
+mod strays;
+
 use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::Arc;
@@ -26,6 +34,7 @@ use super::launch::Launcher;
 use super::notify_intake::NotifyIntake;
 use super::probes::{ProbeEvent, Probes};
 use super::telemetry;
+use super::tracking::{self, Tracking};
 use super::upward::Upward;
 use super::wiring::{self, Evidence};
 use crate::config::{Config, LoadOptions, Overrides};
@@ -69,6 +78,10 @@ pub struct Runner {
     health: HealthChecks,
     /// Adopted main processes that are not ctrlinit's children.
     adopted: Adopted,
+    /// Which processes belong to which run (cgroups or markers).
+    tracking: Tracking,
+    /// Processes reparented to ctrlinit that belong to no program.
+    strays: std::collections::HashMap<i32, Stray>,
     /// What each program's current run is judged by, until its checks take it.
     evidence: std::collections::HashMap<ProgramId, Evidence>,
     /// Where check tasks report.
@@ -115,6 +128,7 @@ impl Runner {
         control: UnboundedReceiver<Control>,
         events: Arc<EventLog>,
     ) -> Self {
+        let role = opts.role;
         let (tx, probe_events) = unbounded_channel();
         let (reloads_tx, reloads) = unbounded_channel();
         Runner {
@@ -127,6 +141,8 @@ impl Runner {
             probes: Probes::new(tx.clone()),
             health: HealthChecks::new(tx.clone()),
             adopted: Adopted::new(tx.clone()),
+            tracking: Tracking::start(role),
+            strays: std::collections::HashMap::new(),
             evidence: std::collections::HashMap::new(),
             probe_tx: tx,
             probe_events,
@@ -167,6 +183,7 @@ impl Runner {
                     .map(|q| self.last_work + q),
                 Some(_) => None,
             };
+            let stray_at = self.stray_deadline();
             // `routine`: the release itself; `routine_check`: a check that changed nothing.
             let (mut routine, mut routine_check) = (false, false);
             tokio::select! {
@@ -181,6 +198,12 @@ impl Runner {
                         // Its zombie may be ctrlinit's after all (reparented since): reap first.
                         self.reap();
                         self.adopted.exited(id, pid, &self.core)
+                    } else if let ProbeEvent::PidFile { id, run, pid } = event {
+                        self.probes.event(event, &self.core, &self.launcher);
+                        // The daemon may have died already: its zombie is reaped first, so a
+                        // dead pid is not adopted.
+                        self.reap();
+                        self.pid_file_read(id, run, pid)
                     } else if liveness {
                         self.health.event(event, &self.core, &self.launcher)
                     } else {
@@ -197,6 +220,7 @@ impl Runner {
                 () = notify_ready(&self.notify) => self.on_notify(),
                 Some(done) = self.reloads.recv() => self.reload_read(done),
                 Some(request) = self.control.recv() => self.on_control(request),
+                _ = sleep_until(stray_at), if stray_at.is_some() => self.stop_strays(),
                 _ = sleep_until(release_at), if release_at.is_some() => {
                     self.release_memory();
                     routine = true;
@@ -230,121 +254,6 @@ impl Runner {
             released.mappings,
             began.elapsed()
         );
-    }
-
-    fn on_signals(&mut self, arrived: &[Arrived]) {
-        let mut reap = false;
-        for a in arrived {
-            match a.signal {
-                Signal::SIGCHLD => reap = true,
-                Signal::SIGTERM | Signal::SIGINT | Signal::SIGQUIT => {
-                    let name = a.signal.as_str();
-                    if self.core.shutting_down() && a.signal != Signal::SIGQUIT {
-                        self.feed(Input::ForceKill);
-                    } else {
-                        let reason = match a.sender {
-                            0 => format!("received {name}"),
-                            pid => format!("received {name} from pid {pid}"),
-                        };
-                        self.feed(Input::Shutdown { reason });
-                    }
-                }
-                Signal::SIGHUP | Signal::SIGUSR1 | Signal::SIGUSR2 | Signal::SIGWINCH => {
-                    self.forward_or_handle(a.signal)
-                }
-                other => debug!("ignoring {}", other.as_str()),
-            }
-        }
-        if reap {
-            self.reap();
-        }
-    }
-
-    /// With a `--` program, HUP, USR1, USR2 and WINCH go to its process group (as tini does).
-    fn forward_or_handle(&mut self, signal: Signal) {
-        if let Some(name) = &self.opts.forward_to {
-            if let Some(pid) = self
-                .core
-                .id_of(name)
-                .and_then(|id| self.core.program(id))
-                .and_then(|p| p.phase.pid())
-            {
-                debug!(
-                    "forwarding {} to {name} (process group {pid})",
-                    signal.as_str()
-                );
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pid), signal);
-            }
-            return;
-        }
-        match signal {
-            Signal::SIGHUP => match self.reload_refusal() {
-                Some(e) => error!("SIGHUP: reload refused: {}", e.message),
-                None => self.start_reload(None),
-            },
-            Signal::SIGUSR1 => {
-                let _ = self.opts.logs.send(LogCommand::Reopen);
-            }
-            other => debug!("ignoring {}", other.as_str()),
-        }
-    }
-
-    fn reap(&mut self) {
-        let mut reaped = std::mem::take(&mut self.reaped);
-        reaped.clear();
-        reap_exited(&mut reaped);
-        let mut orphans = 0u64;
-        for &(pid, exit) in &reaped {
-            if self.probes.owns(pid) {
-                if let Some(input) = self.probes.reaped(pid, exit, &self.core) {
-                    self.feed(input);
-                }
-            } else if self.health.owns(pid) {
-                if let Some(input) = self.health.reaped(pid, exit, &self.core) {
-                    self.feed(input);
-                }
-            } else if let Some(pgid) = self.core.group_of(pid) {
-                // Programs lead their own process group: is anything of it left to stop?
-                let group_empty = !group_exists(pgid);
-                let oom_killed = self.oom_killed(exit);
-                self.feed(Input::Reaped {
-                    pid,
-                    exit,
-                    group_empty,
-                    oom_killed,
-                });
-            } else {
-                // An orphan (or a program's child): reaped, counted, nothing to decide. A burst
-                // of thousands costs one waitpid each and no trip through the core.
-                orphans += 1;
-            }
-        }
-        if orphans > 0 {
-            self.orphans_reaped += orphans;
-            debug!(
-                "reaped {orphans} orphaned processes ({} so far)",
-                self.orphans_reaped
-            );
-            // Their deaths may have emptied a program's process group.
-            for input in self.emptied_groups() {
-                self.feed(input);
-            }
-        }
-        self.reaped = reaped;
-    }
-
-    /// Whether a SIGKILL death was the OOM killer's: the cgroup's count moved since the last look
-    /// (read only for SIGKILLs; with several at once, each is credited while the count moves).
-    fn oom_killed(&mut self, exit: Exit) -> bool {
-        if exit.signal() != Some(libc::SIGKILL) {
-            return false;
-        }
-        let now = crate::sys::cgroups::oom_kills();
-        let moved = matches!((self.oom_kills, now), (Some(before), Some(after)) if after > before);
-        if now.is_some() {
-            self.oom_kills = now;
-        }
-        moved
     }
 
     /// Hands `input` to the core and carries out what it decides, including the inputs those
@@ -396,15 +305,6 @@ impl Runner {
         }
     }
 
-    /// `GroupGone` for every program whose leader is gone and whose group is now empty.
-    fn emptied_groups(&self) -> Vec<Input> {
-        self.core
-            .draining_groups()
-            .filter(|&(_, pgid)| !group_exists(pgid))
-            .map(|(id, _)| Input::GroupGone { id })
-            .collect()
-    }
-
     fn execute(&mut self, action: Action, queue: &mut VecDeque<Input>) {
         match action {
             Action::Spawn { id } => queue.push_back(self.spawn_program(id)),
@@ -416,6 +316,7 @@ impl Runner {
                 }
             }
             Action::Adopted { id, pid } => self.adopted.watch(id, pid),
+            Action::AwaitPidFile { id, run } => self.await_pid_file(id, run),
             Action::Watch { id, run } => {
                 if let Some(p) = self.core.program(id) {
                     let spec = Arc::clone(&p.spec);
@@ -423,8 +324,27 @@ impl Runner {
                     self.health.start(id, run, &spec, evidence);
                 }
             }
-            Action::Signal { pgid, signal } => signal_group(pgid, signal),
+            Action::Signal {
+                pgid,
+                signal,
+                cont,
+                run_of,
+            } => {
+                if cont {
+                    signal_group(pgid, signal);
+                } else {
+                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pgid), signal);
+                }
+                // And the run's processes that left its group.
+                if let Some(r) = run_of
+                    .and_then(|id| self.core.program(id))
+                    .and_then(tracking::run_of)
+                {
+                    self.tracking.signal_escaped(r, signal as i32, cont);
+                }
+            }
             Action::RunFinish { id, exit } => queue.push_back(self.spawn_finish(id, exit)),
+            Action::RunPreStop { id, main } => queue.push_back(self.spawn_pre_stop(id, main)),
             Action::Crashed {
                 id,
                 pid,
@@ -433,9 +353,18 @@ impl Runner {
                 oom_killed,
             } => self.report_crash(id, pid, exit, uptime, oom_killed),
             Action::TerminationMessage(line) => write_termination_log(&line),
+            Action::TellNow(text) => {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr().lock(), "{text}");
+            }
             Action::Exit { code, deadline } => self.exit = Some((code, deadline)),
             Action::Reloaded => {
                 if let Some(config) = self.pending_config.take() {
+                    for gone in self.config.programs.iter() {
+                        if config.program(&gone.name).is_none() {
+                            self.tracking.forget(&gone.name);
+                        }
+                    }
                     self.config = Arc::clone(&config);
                     let _ = self.opts.logs.send(LogCommand::Configure(config));
                     self.open_notify_socket();
@@ -465,272 +394,15 @@ impl Runner {
         };
         self.events.publish(record);
     }
+}
 
-    fn spawn_program(&mut self, id: ProgramId) -> Input {
-        let Some(p) = self.core.program(id) else {
-            return Input::Tick;
-        };
-        let (spec, run) = (Arc::clone(&p.spec), p.run);
-        let notify_path = self
-            .notify
-            .as_ref()
-            .map_or_else(|| self.config.init.notify_socket_path(), |n| n.path.clone());
-        let (wiring, evidence) = match wiring::prepare(&spec, id, run, &notify_path, &self.probe_tx)
-        {
-            Ok(w) => w,
-            Err(e) => {
-                return Input::SpawnFailed {
-                    id,
-                    exit: Exit::Code(126),
-                    error: format!("{}: cannot prepare its start: {e}", spec.command[0]),
-                    exec_failed: false,
-                };
-            }
-        };
-        self.evidence.insert(id, evidence);
-        match self.launcher.program(&spec, run, wiring) {
-            Ok(pid) => Input::Spawned { id, pid },
-            Err(e) => Input::SpawnFailed {
-                id,
-                exit: e.exit,
-                error: e.message,
-                exec_failed: e.exec_failed,
-            },
-        }
-    }
-
-    fn spawn_finish(&mut self, id: ProgramId, exit: Option<Exit>) -> Input {
-        let Some(spec) = self.core.program(id).map(|p| Arc::clone(&p.spec)) else {
-            return Input::Tick;
-        };
-        match self.launcher.finish(&spec, exit) {
-            Ok(pid) => Input::FinishSpawned { id, pid },
-            Err(e) => {
-                warn!("{}: finish hook failed to start: {}", spec.name, e.message);
-                Input::FinishFailed { id }
-            }
-        }
-    }
-
-    fn report_crash(
-        &mut self,
-        id: ProgramId,
-        pid: i32,
-        exit: Exit,
-        uptime: Duration,
-        oom_killed: bool,
-    ) {
-        let Some(p) = self.core.program(id) else {
-            return;
-        };
-        let spec = &p.spec;
-        let cwd = spec
-            .workdir
-            .clone()
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| "/".into());
-        let claimed_core = match exit {
-            Exit::Signal {
-                core_dumped: true, ..
-            } => claim_core(&self.core_pattern, pid, &spec.command, &cwd),
-            _ => None,
-        };
-        let info = CrashInfo {
-            claimed_core,
-            program: spec.name.clone(),
-            pid,
-            run: p.run,
-            command: spec.command.clone(),
-            exit,
-            uptime,
-            restarts: p.history.total,
-            cwd,
-            core_dumps: spec.core_dumps,
-            max_cores: spec.max_cores,
-            max_reports: spec.max_reports,
-            oom_killed,
-            at: std::time::SystemTime::now(),
-        };
-        debug!(
-            "{}: pid {pid} crashed: {exit}; writing a crash report",
-            spec.name
-        );
-        let _ = self.opts.logs.send(LogCommand::Crash(Box::new(info)));
-    }
-
-    /// Answers one control request.
-    fn on_control(&mut self, request: Control) {
-        match request {
-            Control::Status { names, reply } => {
-                let _ = reply.send(control::status(
-                    &self.core,
-                    self.seq,
-                    &names,
-                    Instant::now(),
-                ));
-            }
-            Control::Change {
-                kind,
-                names,
-                all,
-                reply,
-            } => {
-                let answer =
-                    control::plan_change(&self.core, kind, &names, all).map(|(input, plan)| {
-                        self.feed(input);
-                        plan
-                    });
-                let _ = reply.send(answer);
-            }
-            Control::Signal {
-                signal,
-                names,
-                reply,
-            } => {
-                let answer =
-                    control::plan_signal(&self.core, &signal, &names).map(|(inputs, sent)| {
-                        for input in inputs {
-                            self.feed(input);
-                        }
-                        sent
-                    });
-                let _ = reply.send(answer);
-            }
-            Control::Health { strict, reply } => {
-                let _ = reply.send(control::health(&self.core, strict));
-            }
-            // Answered once the configuration is read (off this loop) and applied.
-            Control::Reload { reply } => match self.reload_refusal() {
-                Some(refusal) => {
-                    let _ = reply.send(Err(refusal));
-                }
-                None => self.start_reload(Some(reply)),
-            },
-            Control::Shutdown { reply } => {
-                self.feed(Input::Shutdown {
-                    reason: "requested over the control socket".into(),
-                });
-                let _ = reply.send("shutting down".into());
-            }
-            Control::Graph { reply } => {
-                let _ = reply.send(control::graph(&self.core));
-            }
-            Control::Probe { reply } => {
-                let _ = reply.send(telemetry::probe_answer(&self.core));
-            }
-            Control::Metrics { reply } => {
-                let foreign = self.notify.as_ref().map_or(0, |n| n.foreign);
-                let _ = reply.send(telemetry::metrics(&self.core, self.orphans_reaped, foreign));
-            }
-        }
-    }
-
-    /// Why a reload cannot start now: while shutting down, or while another is under way.
-    fn reload_refusal(&self) -> Option<Refusal> {
-        if self.core.shutting_down() {
-            return Some(Refusal::new(
-                ErrorKind::Refused,
-                "the container is shutting down",
-            ));
-        }
-        if self.reading_config || self.core.reload_pending() {
-            return Some(Refusal::new(
-                ErrorKind::Refused,
-                "a reload is already in progress",
-            ));
-        }
-        None
-    }
-
-    /// Starts a reload: the configuration is read and validated on a thread of its own (a large
-    /// or slow file never holds up reaping, restarts or requests), then [`Runner::reload_read`]
-    /// applies it and answers `reply` (`None`: SIGHUP, which logs the outcome).
-    fn start_reload(&mut self, reply: Option<oneshot::Sender<Result<String, Refusal>>>) {
-        let (load, overrides) = (self.opts.load.clone(), self.opts.overrides.clone());
-        let tx = self.reloads_tx.clone();
-        // The reply travels with the work (should the thread not start, dropping it tells the
-        // client the request failed).
-        let spawned = std::thread::Builder::new()
-            .name("ctrlinit-reload".into())
-            .spawn(move || {
-                let loaded = crate::config::load_with(&load, &overrides);
-                let _ = tx.send(Reloaded { loaded, reply });
-            });
-        match spawned {
-            Ok(_) => self.reading_config = true,
-            Err(e) => error!("reload refused: cannot start reading the configuration: {e}"),
-        }
-    }
-
-    /// A configuration was read for a reload: on success the core stops what was removed or
-    /// changed, then switches; on failure the running configuration stays, and every error is
-    /// returned.
-    fn reload_read(&mut self, done: Reloaded) {
-        self.reading_config = false;
-        let answer = match done.loaded {
-            _ if self.core.shutting_down() => Err(Refusal::new(
-                ErrorKind::Refused,
-                "the container is shutting down",
-            )),
-            Err(errors) => Err(Refusal::new(ErrorKind::Failed, errors.to_string())),
-            Ok(config) => {
-                self.cold_memory = ColdMemory::AfterStartup;
-                let summary = self.core.reload_summary(&config);
-                self.pending_config = Some(Arc::new(config.clone()));
-                self.feed(Input::Reload(Box::new(config)));
-                Ok(summary)
-            }
-        };
-        match (done.reply, answer) {
-            (Some(reply), answer) => {
-                let _ = reply.send(answer);
-            }
-            (None, Ok(summary)) => info!("SIGHUP: reload: {summary}"),
-            (None, Err(e)) => error!(
-                "SIGHUP: reload refused, keeping the running configuration: {}",
-                e.message
-            ),
-        }
-    }
-
-    /// Every program is down: stop stray processes (TERM, then KILL at `deadline`), reap them,
-    /// and return the exit status.
-    async fn finish(&mut self, signals: &mut Signals, code: i32, deadline: Instant) -> i32 {
-        let mut scratch = Vec::new();
-        if reap_exited(&mut scratch) == Children::None {
-            info!("all programs stopped; exiting with status {code}");
-            return code;
-        }
-        info!("sending SIGTERM to the processes left over");
-        signal_strays(self.opts.role, Signal::SIGTERM);
-        signal_strays(self.opts.role, Signal::SIGCONT);
-        loop {
-            tokio::select! {
-                _ = signals.recv() => {
-                    if reap_exited(&mut scratch) == Children::None {
-                        break;
-                    }
-                }
-                _ = sleep_until(Some(deadline)) => {
-                    warn!("processes left over after the stop budget; sending SIGKILL");
-                    signal_strays(self.opts.role, Signal::SIGKILL);
-                    // Killed processes die at once, unless in uninterruptible sleep: give them a
-                    // moment, then leave the rest to the kernel (PID 1's exit kills them).
-                    let grace = tokio::time::sleep(Duration::from_secs(1));
-                    tokio::pin!(grace);
-                    loop {
-                        tokio::select! {
-                            _ = signals.recv() => if reap_exited(&mut scratch) == Children::None { break },
-                            _ = &mut grace => break,
-                        }
-                    }
-                    break;
-                }
-            }
-        }
-        info!("all programs stopped; exiting with status {code}");
-        code
-    }
+/// A stray being watched (see `strays`).
+#[derive(Debug, Clone, Copy)]
+struct Stray {
+    /// When it was first seen.
+    seen: Instant,
+    /// When SIGTERM went to it, if it did.
+    termed: Option<Instant>,
 }
 
 /// Resolves when the sd_notify socket may have datagrams; never without one.

@@ -1,0 +1,242 @@
+//! Which processes belong to which program's run, whatever they did with sessions and process
+//! groups (a daemon that double-forks, `setsid`, `nohup … &`): so stopping a program stops all
+//! of it, and a restart leaks nothing.
+//!
+//! Two ways, chosen at start:
+//! - **cgroup**: each program has a cgroup v2 group (see [`crate::sys::cgroup2`]); its processes
+//!   join it before exec and no process can leave it. Catches everything, and gives per-program
+//!   memory and CPU.
+//! - **marker** (where no writable cgroup v2 hierarchy exists, as in a default Docker or
+//!   Kubernetes container): each run starts with `CTRLINIT_RUN=<nonce>.<id>.<run>` first in its
+//!   environment, which every descendant inherits; a process carrying it belongs to that run.
+//!   Catches what keeps its initial environment: not a process that was exec'd with a new,
+//!   emptied environment (`env -i`, some daemons' sanitising), nor one whose marker a program
+//!   rewrote; those are still caught while they stay in the run's process group.
+//!
+//! The process group is always signalled first (as before); the tracking adds the processes
+//! that left it.
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+use tracing::{debug, info};
+
+use crate::model::ProgramId;
+use crate::sys::cgroup2::{Cgroups, Usage};
+use crate::sys::init::{Role, group_exists};
+use crate::sys::procs;
+
+/// The environment variable that marks a run's processes.
+pub(crate) const MARKER: &str = "CTRLINIT_RUN";
+
+/// How processes are tied to their program.
+pub(crate) struct Tracking {
+    cgroups: Option<Cgroups>,
+    nonce: String,
+    /// Program name -> its cgroup directory (cgroup mode).
+    groups: HashMap<String, PathBuf>,
+}
+
+/// One run, as the tracking knows it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunRef<'a> {
+    /// Program name (its cgroup's name).
+    pub(crate) name: &'a str,
+    /// Its id.
+    pub(crate) id: ProgramId,
+    /// The run.
+    pub(crate) run: u64,
+    /// Its process group.
+    pub(crate) pgid: i32,
+}
+
+/// The run a program has now (while any of it may be alive).
+pub(crate) fn run_of(p: &super::program::Program) -> Option<RunRef<'_>> {
+    Some(RunRef {
+        name: p.name(),
+        id: p.id,
+        run: p.run,
+        pgid: p.phase.pgid()?,
+    })
+}
+
+impl Tracking {
+    /// Cgroups when ctrlinit can make them (mounting a private hierarchy only as PID 1),
+    /// markers otherwise; says which.
+    pub(crate) fn start(role: Role) -> Tracking {
+        let nonce = nonce();
+        // CTRLINIT_TRACKING=marker chooses markers even where cgroups would work (to try what a
+        // default Docker container gets).
+        let forced = std::env::var("CTRLINIT_TRACKING").is_ok_and(|v| v == "marker");
+        let opened = if forced {
+            Err("CTRLINIT_TRACKING=marker".to_string())
+        } else {
+            Cgroups::open(&nonce, role == Role::Pid1)
+        };
+        let cgroups = match opened {
+            Ok(c) => {
+                info!(
+                    "programs' processes are tracked by cgroup ({})",
+                    c.base().display()
+                );
+                Some(c)
+            }
+            Err(why) => {
+                info!("programs' processes are tracked by environment marker ({why})");
+                None
+            }
+        };
+        Tracking {
+            cgroups,
+            nonce,
+            groups: HashMap::new(),
+        }
+    }
+
+    /// `cgroup` or `marker`.
+    pub(crate) fn mode(&self) -> &'static str {
+        if self.cgroups.is_some() {
+            "cgroup"
+        } else {
+            "marker"
+        }
+    }
+
+    /// The marker of run `run` of program `id`.
+    fn marker(&self, id: ProgramId, run: u64) -> String {
+        format!("{}.{}.{run}", self.nonce, id.index())
+    }
+
+    /// What a run is started with: its marker (always: it also ties adopted and orphaned
+    /// processes to their run) and, in cgroup mode, its group's `cgroup.procs` to join.
+    pub(crate) fn prepare(
+        &mut self,
+        name: &str,
+        id: ProgramId,
+        run: u64,
+    ) -> ((&'static str, String), Option<OwnedFd>) {
+        let env = (MARKER, self.marker(id, run));
+        let Some(cg) = &self.cgroups else {
+            return (env, None);
+        };
+        let join = match cg.group(name) {
+            Ok(dir) => {
+                let fd = Cgroups::join_handle(&dir);
+                self.groups.insert(name.to_string(), dir);
+                fd.map_err(|e| debug!("{name}: cannot join its cgroup: {e}"))
+                    .ok()
+            }
+            Err(e) => {
+                debug!("{name}: cannot create its cgroup: {e}");
+                None
+            }
+        };
+        (env, join)
+    }
+
+    /// Every process of a run: its cgroup's, or those carrying its marker or in its group.
+    pub(crate) fn members(&self, r: RunRef<'_>) -> Vec<i32> {
+        if let Some(dir) = self.groups.get(r.name) {
+            return Cgroups::pids(dir);
+        }
+        let marker = format!("{MARKER}={}", self.marker(r.id, r.run));
+        procs::all_pids()
+            .into_iter()
+            .filter(|&p| {
+                procs::stat(p).is_some_and(|s| s.pgrp == r.pgid)
+                    || procs::has_marker(p, marker.as_bytes())
+            })
+            .collect()
+    }
+
+    /// Whether nothing of a run is left (zombies count until reaped).
+    pub(crate) fn is_empty(&self, r: RunRef<'_>) -> bool {
+        if group_exists(r.pgid) {
+            return false;
+        }
+        if let Some(dir) = self.groups.get(r.name) {
+            return !Cgroups::populated(dir);
+        }
+        let marker = format!("{MARKER}={}", self.marker(r.id, r.run));
+        !procs::all_pids()
+            .into_iter()
+            .any(|p| procs::has_marker(p, marker.as_bytes()))
+    }
+
+    /// Sends `signal` to the processes of a run that left its process group (the group itself
+    /// was signalled already), then SIGCONT when `cont`.
+    pub(crate) fn signal_escaped(&self, r: RunRef<'_>, signal: libc::c_int, cont: bool) {
+        for pid in self.members(r) {
+            if procs::stat(pid).is_some_and(|s| s.pgrp == r.pgid) {
+                continue;
+            }
+            debug!(
+                "{}: signal {signal} to pid {pid}, which left its process group",
+                r.name
+            );
+            // SAFETY: kill(2) takes no pointers; a process that is gone is only an error.
+            unsafe {
+                libc::kill(pid, signal);
+                if cont {
+                    libc::kill(pid, libc::SIGCONT);
+                }
+            }
+        }
+    }
+
+    /// The run `pid` belongs to, by its cgroup or its marker: (program id, run).
+    pub(crate) fn owner(&self, pid: i32) -> Option<(ProgramId, u64)> {
+        let environ = procs::marker_value(pid, MARKER.as_bytes())?;
+        let mut parts = environ.splitn(3, '.');
+        if parts.next()? != self.nonce {
+            return None;
+        }
+        let id = ProgramId::from_index(parts.next()?.parse().ok()?);
+        let run = parts.next()?.parse().ok()?;
+        Some((id, run))
+    }
+
+    /// Whether `pid` belongs to run `r`: in its cgroup, or carrying its marker.
+    pub(crate) fn belongs(&self, pid: i32, r: RunRef<'_>) -> bool {
+        if let Some(dir) = self.groups.get(r.name)
+            && Cgroups::pids(dir).contains(&pid)
+        {
+            return true;
+        }
+        self.owner(pid) == Some((r.id, r.run))
+    }
+
+    /// What a program's group has used (cgroup mode).
+    pub(crate) fn usage(&self, name: &str) -> Option<Usage> {
+        self.groups.get(name).map(|d| Cgroups::usage(d))
+    }
+
+    /// A program left the configuration: its (empty) group goes.
+    pub(crate) fn forget(&mut self, name: &str) {
+        if let Some(dir) = self.groups.remove(name) {
+            Cgroups::remove(&dir);
+        }
+    }
+
+    /// At exit: every group and the sub-tree go.
+    pub(crate) fn cleanup(&self) {
+        if let Some(cg) = &self.cgroups {
+            cg.cleanup();
+        }
+    }
+}
+
+/// A short random word that tells this ctrlinit's markers and cgroups from any other's.
+fn nonce() -> String {
+    let mut bytes = [0u8; 6];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer given.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != bytes.len() as isize {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        bytes.copy_from_slice(&t.to_le_bytes()[..6]);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,249 @@
+//! A cgroup v2 child group per program, where ctrlinit can make them: every process a program
+//! starts stays in its group whatever it does with sessions and process groups, so stopping the
+//! program stops all of it, and the group says how much memory and CPU it uses.
+//!
+//! ctrlinit uses the cgroup v2 hierarchy it is in (`/proc/self/cgroup`'s `0::` line, found in
+//! `/proc/self/mountinfo`). When none is mounted and ctrlinit is PID 1 (so in a mount namespace
+//! of its own) and allowed to mount, it mounts one privately at [`PRIVATE_MOUNT`]. Under its own
+//! cgroup it makes `ctrlinit-<nonce>/`, one directory per program inside, and removes them at
+//! exit. A read-only hierarchy (Docker and Kubernetes mount it so by default) means no cgroups:
+//! the caller falls back to markers (see `supervisor::tracking`).
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use super::files::read_regular;
+
+/// Where ctrlinit mounts a cgroup v2 hierarchy of its own when none is mounted.
+pub const PRIVATE_MOUNT: &str = "/run/ctrlinit/cgroup2";
+
+/// Largest cgroup file read (`cgroup.procs` of a large group).
+const READ_CAP: u64 = 1 << 20;
+
+/// ctrlinit's sub-tree of the cgroup v2 hierarchy.
+#[derive(Debug)]
+pub struct Cgroups {
+    base: PathBuf,
+    mounted: bool,
+}
+
+/// What a program's group has used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// `memory.current`, when the memory controller is enabled for the group.
+    pub memory_bytes: Option<u64>,
+    /// `cpu.stat`'s `usage_usec`.
+    pub cpu_usec: Option<u64>,
+}
+
+impl Cgroups {
+    /// Makes ctrlinit's sub-tree (`ctrlinit-<nonce>` under its own cgroup); `may_mount`: mount a
+    /// private hierarchy when none is mounted (PID 1 only).
+    pub fn open(nonce: &str, may_mount: bool) -> Result<Cgroups, String> {
+        let own = own_cgroup().ok_or("ctrlinit is in no cgroup v2 hierarchy")?;
+        let (dir, mounted) = match find_mount(&own) {
+            Some(dir) => (dir, false),
+            None if may_mount => (mount_private()?.join(own.trim_start_matches('/')), true),
+            None => return Err("no cgroup v2 hierarchy is mounted".into()),
+        };
+        let base = dir.join(format!("ctrlinit-{nonce}"));
+        std::fs::create_dir(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
+        // Best effort: per-program memory figures need the memory controller below us.
+        for parent in [&dir, &base] {
+            let _ = std::fs::write(parent.join("cgroup.subtree_control"), "+memory");
+        }
+        Ok(Cgroups { base, mounted })
+    }
+
+    /// Where the sub-tree is.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The directory of program `name`'s group, created if needed.
+    pub fn group(&self, name: &str) -> io::Result<PathBuf> {
+        let dir = self.base.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(dir),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Its `cgroup.procs`, open for a child to write itself into before exec.
+    pub fn join_handle(dir: &Path) -> io::Result<OwnedFd> {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(dir.join("cgroup.procs"))?;
+        Ok(OwnedFd::from(f))
+    }
+
+    /// The processes in a group.
+    pub fn pids(dir: &Path) -> Vec<i32> {
+        read_regular(&dir.join("cgroup.procs"), READ_CAP)
+            .map(|b| {
+                String::from_utf8_lossy(&b)
+                    .split_ascii_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether any process (a zombie included) is in a group.
+    pub fn populated(dir: &Path) -> bool {
+        match read_regular(&dir.join("cgroup.events"), 4096) {
+            Ok(b) => String::from_utf8_lossy(&b)
+                .lines()
+                .any(|l| l.trim() == "populated 1"),
+            // Gone or unreadable: fall back to the list.
+            Err(_) => !Cgroups::pids(dir).is_empty(),
+        }
+    }
+
+    /// Sends `signal` to every process of a group.
+    pub fn signal(dir: &Path, signal: libc::c_int) {
+        for pid in Cgroups::pids(dir) {
+            // SAFETY: kill(2) takes no pointers; a process that is gone is only an error.
+            unsafe {
+                libc::kill(pid, signal);
+            }
+        }
+    }
+
+    /// What a group has used.
+    pub fn usage(dir: &Path) -> Usage {
+        let number = |file: &str| {
+            read_regular(&dir.join(file), 4096)
+                .ok()
+                .and_then(|b| String::from_utf8_lossy(&b).trim().parse::<u64>().ok())
+        };
+        let cpu_usec = read_regular(&dir.join("cpu.stat"), 4096)
+            .ok()
+            .and_then(|b| {
+                String::from_utf8_lossy(&b)
+                    .lines()
+                    .find_map(|l| l.strip_prefix("usage_usec ")?.trim().parse().ok())
+            });
+        Usage {
+            memory_bytes: number("memory.current"),
+            cpu_usec,
+        }
+    }
+
+    /// Removes a group (it must be empty; a populated one stays).
+    pub fn remove(dir: &Path) {
+        let _ = std::fs::remove_dir(dir);
+    }
+
+    /// Removes every (empty) program group and the sub-tree, and a private mount.
+    pub fn cleanup(&self) {
+        if let Ok(entries) = std::fs::read_dir(&self.base) {
+            for e in entries.flatten() {
+                if e.path().is_dir() {
+                    let _ = std::fs::remove_dir(e.path());
+                }
+            }
+        }
+        let _ = std::fs::remove_dir(&self.base);
+        if self.mounted {
+            let _ = nix::mount::umount2(PRIVATE_MOUNT, nix::mount::MntFlags::MNT_DETACH);
+        }
+    }
+}
+
+/// ctrlinit's cgroup v2 path (`0::PATH` in `/proc/self/cgroup`).
+fn own_cgroup() -> Option<String> {
+    let text = read_regular(Path::new("/proc/self/cgroup"), 64 << 10).ok()?;
+    String::from_utf8_lossy(&text)
+        .lines()
+        .find_map(|l| l.strip_prefix("0::").map(str::to_string))
+}
+
+/// The directory of cgroup `own` in a mounted cgroup v2 hierarchy, if one is mounted and
+/// writable.
+fn find_mount(own: &str) -> Option<PathBuf> {
+    let text = read_regular(Path::new("/proc/self/mountinfo"), 4 << 20).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    for line in text.lines() {
+        // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ... - FSTYPE SOURCE SUPER
+        let (head, tail) = line.split_once(" - ")?;
+        if !tail.starts_with("cgroup2 ") {
+            continue;
+        }
+        let fields: Vec<&str> = head.split(' ').collect();
+        let (root, point, options) = (fields.get(3)?, fields.get(4)?, fields.get(5)?);
+        if options.split(',').any(|o| o == "ro") {
+            continue;
+        }
+        // The mount shows the hierarchy from `root`; ctrlinit's cgroup must be inside it.
+        let Some(rel) = own.strip_prefix(root.trim_end_matches('/')) else {
+            continue;
+        };
+        return Some(Path::new(&unescape(point)).join(rel.trim_start_matches('/')));
+    }
+    None
+}
+
+/// `\040` and friends in mountinfo paths (octal escapes of bytes; the rest is kept as bytes,
+/// so a name that is not UTF-8 survives).
+fn unescape(s: &str) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStringExt;
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) if b[i] == b'\\' => {
+                let n = d.iter().fold(0u32, |n, c| n * 8 + u32::from(c - b'0'));
+                out.push(n as u8);
+                i += 4;
+            }
+            _ => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    std::ffi::OsString::from_vec(out)
+}
+
+/// Mounts a cgroup v2 hierarchy at [`PRIVATE_MOUNT`].
+fn mount_private() -> Result<PathBuf, String> {
+    let point = PathBuf::from(PRIVATE_MOUNT);
+    std::fs::create_dir_all(&point).map_err(|e| format!("cannot create {PRIVATE_MOUNT}: {e}"))?;
+    nix::mount::mount(
+        Some("cgroup2"),
+        &point,
+        Some("cgroup2"),
+        nix::mount::MsFlags::MS_NOSUID
+            | nix::mount::MsFlags::MS_NODEV
+            | nix::mount::MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(|e| format!("cannot mount cgroup2 at {PRIVATE_MOUNT}: {e}"))?;
+    Ok(point)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_paths_are_unescaped() {
+        assert_eq!(unescape("/sys/fs/cgroup"), "/sys/fs/cgroup");
+        assert_eq!(unescape("/a\\040b"), "/a b");
+        // A byte escape that is not UTF-8, a backslash before a multi-byte character, a
+        // backslash at the end: kept as they are, never a panic.
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(unescape("/x\\377").as_bytes(), b"/x\xff");
+        assert_eq!(unescape("/\\éé"), "/\\éé");
+        assert_eq!(unescape("/a\\"), "/a\\");
+    }
+}
