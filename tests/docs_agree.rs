@@ -56,3 +56,43 @@ fn the_readme_state_table_is_the_transition_table() {
         );
     }
 }
+
+/// The lines of README.md's configuration block under `[TABLE]`, up to the next table header.
+fn readme_table(table: &str) -> String {
+    let text = readme();
+    let start = text
+        .find("```toml\n[init]")
+        .expect("README.md has a configuration block starting with [init]");
+    let block = &text[start..start + text[start..].find("\n```\n").unwrap()];
+    let header = format!("\n[{table}]");
+    let from = block
+        .find(&header)
+        .map(|i| i + header.len())
+        .or_else(|| block.starts_with(&header[1..]).then_some(header.len() - 1))
+        .unwrap_or_else(|| panic!("no [{table}] in README.md's configuration block"));
+    let rest = &block[from..];
+    let end = rest.find("\n[").unwrap_or(rest.len());
+    rest[..end].to_string()
+}
+
+#[test]
+fn the_readme_configuration_block_shows_every_key() {
+    let mut missing = Vec::new();
+    for (table, keys) in ctrlinit::config::known_keys() {
+        let shown = readme_table(table);
+        for key in keys {
+            // `key = …` at a line's start, or inside a comment (`…; crash_mode = "0640" …`).
+            let at_start = shown.lines().any(|l| l.starts_with(&format!("{key} =")));
+            let in_comment = shown.contains(&format!(" {key} = "));
+            // A key that is a table of its own (`[program.api.health]`) has its own header.
+            let own_table = readme().contains(&format!("\n[{table}.{key}]"));
+            if !at_start && !in_comment && !own_table {
+                missing.push(format!("[{table}] {key}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "README.md's configuration block does not show: {missing:?}"
+    );
+}

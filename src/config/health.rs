@@ -8,7 +8,8 @@ use super::checks::{http_target, tcp_target};
 use super::reader::{Reader, Value, get, join};
 use super::spec::{HealthProbe, HealthSettings, OnHealthFailure};
 
-const HEALTH_KEYS: &[&str] = &[
+/// The keys of a `[program.NAME.health]` table.
+pub(super) const HEALTH_KEYS: &[&str] = &[
     "check",
     "interval",
     "timeout",

@@ -8,7 +8,8 @@ use toml::de::DeTable;
 use super::reader::{Reader, Value, get};
 use super::spec::{ConsoleMode, InitSettings, OrphanPolicy};
 
-const INIT_KEYS: &[&str] = &[
+/// The keys of `[init]`.
+pub(super) const INIT_KEYS: &[&str] = &[
     "stop_timeout",
     "exit_code",
     "log_dir",

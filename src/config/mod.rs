@@ -28,6 +28,17 @@ mod targets;
 mod units;
 
 pub use error::{ConfigError, ConfigErrors};
+
+/// Every key each kind of table accepts, by the table's name as README.md's configuration block
+/// writes it: a test holds that block to this list, so no key goes undocumented.
+pub fn known_keys() -> [(&'static str, &'static [&'static str]); 4] {
+    [
+        ("init", init_table::INIT_KEYS),
+        ("program.api", schema::PROGRAM_KEYS),
+        ("program.api.health", health::HEALTH_KEYS),
+        ("program.api.log", schema::LOG_KEYS),
+    ]
+}
 pub use identity::resolve_group;
 pub use interpolate::interpolate;
 pub use load::{FILE_CAP, LoadOptions, MAIN_PROGRAM, Overrides, TOTAL_CAP, load_dir, load_with};

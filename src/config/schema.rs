@@ -18,7 +18,18 @@ use super::spec::{
     StderrMode, StdioMode,
 };
 
-const PROGRAM_KEYS: &[&str] = &[
+/// The keys of a `[program.NAME.log]` table.
+pub(super) const LOG_KEYS: &[&str] = &[
+    "console",
+    "file",
+    "stderr",
+    "max_size",
+    "keep",
+    "timestamps",
+];
+
+/// The keys of a `[program.NAME]` table.
+pub(super) const PROGRAM_KEYS: &[&str] = &[
     "command",
     "type",
     "autostart",
@@ -521,18 +532,7 @@ fn read_log(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> LogSettings {
     let Some(table) = r.table(v, path) else {
         return log;
     };
-    r.reject_unknown_keys(
-        table,
-        path,
-        &[
-            "console",
-            "file",
-            "stderr",
-            "max_size",
-            "keep",
-            "timestamps",
-        ],
-    );
+    r.reject_unknown_keys(table, path, LOG_KEYS);
     let key = |k: &str| join(path, k);
     if let Some(v) = get(table, "console") {
         log.console = r.boolean(v, &key("console")).unwrap_or(log.console);

@@ -109,6 +109,11 @@ pub fn adopted_running(pid: i32, took: Duration) -> String {
     )
 }
 
+/// The `pre_stop` hook is over (`why`), and the stop signal went out.
+pub fn pre_stop_over(name: &str, why: &str, signal: Signal, pgid: i32) -> String {
+    format!("{name}: {}", stop_sent(why, signal, pgid))
+}
+
 /// Entering the `pre_stop` hook, before the stop signal.
 pub fn running_pre_stop(why: &str, timeout: Duration) -> String {
     format!(
@@ -320,11 +325,18 @@ pub fn stop_budget_spent(budget: Duration) -> String {
 
 /// A group outlived its stop timeout.
 pub fn sending_sigkill(spec: &ProgramSpec, pgid: i32) -> String {
+    // With a pre_stop hook, the stop time counts from the hook's start.
+    let since = match spec.pre_stop {
+        Some(_) => format!(
+            "its stop began (pre_stop hook, then {})",
+            spec.stop_signal.as_str()
+        ),
+        None => spec.stop_signal.as_str().to_string(),
+    };
     format!(
-        "{}: still running {} after {}; sending SIGKILL to process group {pgid}",
+        "{}: still running {} after {since}; sending SIGKILL to process group {pgid}",
         spec.name,
         fmt_duration(spec.stop_timeout),
-        spec.stop_signal.as_str()
     )
 }
 

@@ -139,11 +139,7 @@ impl Core {
             give_up_at: None,
             then: s.then,
         });
-        let msg = format!(
-            "{}: {why}; {}",
-            self.programs[i].name(),
-            notices::stop_sent("pre_stop done", signal, s.pgid)
-        );
+        let msg = notices::pre_stop_over(self.programs[i].name(), why, signal, s.pgid);
         self.notice(Some(i), Level::Info, None, msg, acts);
     }
 

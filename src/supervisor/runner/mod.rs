@@ -82,6 +82,8 @@ pub struct Runner {
     tracking: Tracking,
     /// Processes reparented to ctrlinit that belong to no program.
     strays: std::collections::HashMap<i32, Stray>,
+    /// When to look for strays next (`orphans = "kill"` only).
+    next_stray_scan: Option<Instant>,
     /// What each program's current run is judged by, until its checks take it.
     evidence: std::collections::HashMap<ProgramId, Evidence>,
     /// Where check tasks report.
@@ -143,6 +145,7 @@ impl Runner {
             adopted: Adopted::new(tx.clone()),
             tracking: Tracking::start(role),
             strays: std::collections::HashMap::new(),
+            next_stray_scan: None,
             evidence: std::collections::HashMap::new(),
             probe_tx: tx,
             probe_events,
@@ -220,7 +223,9 @@ impl Runner {
                 () = notify_ready(&self.notify) => self.on_notify(),
                 Some(done) = self.reloads.recv() => self.reload_read(done),
                 Some(request) = self.control.recv() => self.on_control(request),
-                _ = sleep_until(stray_at), if stray_at.is_some() => self.stop_strays(),
+                _ = sleep_until(stray_at), if stray_at.is_some() => {
+                    routine = !self.on_stray_timer();
+                }
                 _ = sleep_until(release_at), if release_at.is_some() => {
                     self.release_memory();
                     routine = true;

@@ -2,13 +2,20 @@
 //! that left a daemon behind, what a removed program left). They are reaped when they exit;
 //! with `[init] orphans = "kill"` they are also stopped (SIGTERM, then SIGKILL) once they have
 //! been strays for `orphan_grace`. They are looked for when something was reaped (orphans are
-//! reparented when their parent dies), never by polling.
+//! reparented when their parent dies); but a process reparented to ctrlinit whose parent was not
+//! ctrlinit's child (a `docker exec` shell's background job, a double fork inside a program) makes
+//! no sound, so with `orphans = "kill"`, and only then, ctrlinit also looks every
+//! `orphan_grace` (at least every second, reading one `/proc` file per ctrlinit thread). With the
+//! default `orphans = "reap"` nothing is scanned: an idle init has no timer.
 
 use super::*;
 use crate::config::OrphanPolicy;
 
 /// How long a stray gets between SIGTERM and SIGKILL.
 const STRAY_KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// The shortest time between two looks for strays.
+const MIN_SCAN_PERIOD: Duration = Duration::from_secs(1);
 
 impl Runner {
     /// Looks at ctrlinit's children for processes that belong to no program.
@@ -59,23 +66,43 @@ impl Runner {
             .any(|r| self.tracking.belongs(pid, r))
     }
 
-    /// When the next stray must be stopped (`orphans = "kill"`), if one must.
-    pub(super) fn stray_deadline(&self) -> Option<Instant> {
-        if self.config.init.orphans != OrphanPolicy::Kill {
+    /// When strays must next be looked for or stopped (`orphans = "kill"` only).
+    pub(super) fn stray_deadline(&mut self) -> Option<Instant> {
+        if self.config.init.orphans != OrphanPolicy::Kill || self.core.shutting_down() {
+            self.next_stray_scan = None;
             return None;
         }
         let grace = self.config.init.orphan_grace;
+        let scan = *self
+            .next_stray_scan
+            .get_or_insert_with(|| Instant::now() + grace.max(MIN_SCAN_PERIOD));
         self.strays
             .values()
             .map(|s| match s.termed {
                 Some(t) => t + STRAY_KILL_GRACE,
                 None => s.seen + grace,
             })
+            .chain([scan])
             .min()
     }
 
-    /// Stops the strays whose grace is over: SIGTERM first, SIGKILL if they outlive it.
-    pub(super) fn stop_strays(&mut self) {
+    /// The strays' timer: a look for new ones when due, then stops those whose grace is over.
+    /// Returns whether anything changed (a routine look that found nothing is not work).
+    pub(super) fn on_stray_timer(&mut self) -> bool {
+        let now = Instant::now();
+        let known = self.strays.len();
+        if self.next_stray_scan.is_some_and(|t| t <= now) {
+            self.next_stray_scan = None;
+            self.look_for_strays();
+        }
+        let found = self.strays.len() != known;
+        self.stop_strays() || found
+    }
+
+    /// Stops the strays whose grace is over: SIGTERM first, SIGKILL if they outlive it. Returns
+    /// whether it signalled any.
+    fn stop_strays(&mut self) -> bool {
+        let mut signalled = false;
         let now = Instant::now();
         let grace = self.config.init.orphan_grace;
         for (&pid, s) in self.strays.iter_mut() {
@@ -91,6 +118,7 @@ impl Runner {
                         libc::kill(pid, libc::SIGCONT);
                     }
                     s.termed = Some(now);
+                    signalled = true;
                 }
                 Some(t) if t + STRAY_KILL_GRACE <= now => {
                     warn!("stray pid {pid} outlived SIGTERM; sending SIGKILL");
@@ -99,9 +127,11 @@ impl Runner {
                         libc::kill(pid, libc::SIGKILL);
                     }
                     s.termed = Some(now + Duration::from_secs(3600));
+                    signalled = true;
                 }
                 _ => {}
             }
         }
+        signalled
     }
 }

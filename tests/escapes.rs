@@ -1,0 +1,223 @@
+//! No escaped processes: whatever a program's processes do with sessions and process groups
+//! (`setsid`, a double fork, `nohup … &`), they stay its own until they exit. Stopping or
+//! restarting the program stops all of them, so restarts leak nothing; `status` counts them.
+//! Each test runs in both tracking modes: cgroup (a cgroup v2 group per program, where ctrlinit
+//! can make one) and marker (the fallback: an inherited environment marker, as in a default
+//! Docker container). Processes that belong to no program are reaped, and with
+//! `[init] orphans = "kill"` also stopped after a grace period.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+/// A service that leaves three processes behind outside its process group (setsid, a double
+/// fork into a new session, nohup in the background of a subshell), each writing its namespace
+/// pid to `{dir}/escaped`, then waits. `$$$$` is `$$` after ctrlinit's interpolation.
+const LEAKER: &str = r#"
+[program.leaker]
+command = ["/bin/sh", "-c", "setsid sh -c 'echo $$$$ >> {dir}/escaped; exec sleep 1001' & (setsid sh -c 'echo $$$$ >> {dir}/escaped; exec sleep 1002' &) ; (nohup setsid sh -c 'echo $$$$ >> {dir}/escaped; exec sleep 1003' >/dev/null 2>&1 &) ; exec sleep 1000"]
+stop_timeout = "2s"
+backoff = { initial = "0s" }
+"#;
+
+/// The tracking modes to run each test in: "cgroup" only where this machine lets ctrlinit make
+/// cgroups (the test says so when it cannot), "marker" always.
+fn modes() -> Vec<&'static str> {
+    vec!["cgroup", "marker"]
+}
+
+fn start(mode: &str, conf: &str) -> Init {
+    let mut b = init().file("a.toml", conf);
+    if mode == "marker" {
+        b = b.env("CTRLINIT_TRACKING", "marker");
+    }
+    let init = b.start();
+    let tracked = init.wait_for_line("programs' processes are tracked by");
+    if mode == "cgroup" && !tracked.contains("by cgroup") {
+        eprintln!("cgroup tracking is not available here: {tracked}");
+    }
+    init
+}
+
+/// The host pids of the escaped processes of the current run (`n` of them written so far).
+fn escaped(init: &Init, n: usize) -> Vec<i32> {
+    let lines = wait_for_lines_in(&init.dir().join("escaped"), n);
+    lines[n - 3..n]
+        .iter()
+        .map(|l| {
+            let ns: i32 = l.trim().parse().unwrap();
+            wait_until("the escaped pid's host pid", DEADLINE, || {
+                host_pid(init, ns)
+            })
+        })
+        .collect()
+}
+
+/// Waits until none of `pids` is alive (zombies count as gone: ctrlinit reaps them).
+fn wait_gone(pids: &[i32], what: &str) {
+    wait_until(what, DEADLINE, || {
+        pids.iter()
+            .all(|&p| !alive(p) || proc_state(p) == Some('Z'))
+            .then_some(())
+    });
+}
+
+#[test]
+fn stopping_a_program_stops_the_processes_that_left_its_group() {
+    for mode in modes() {
+        let init = start(mode, LEAKER);
+        let pids = escaped(&init, 3);
+        // They did leave the group, and still count as the program's.
+        let leaker = init.program_json("leaker");
+        let group = leaker["pgid"].as_i64().unwrap();
+        let listed: Vec<i64> = leaker["pids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_i64().unwrap())
+            .collect();
+        assert_eq!(leaker["processes"], 4, "{mode}: {leaker}");
+        assert_eq!(listed.len(), 4, "{mode}: {leaker}");
+        assert_eq!(leaker["tracking"], mode_shown(&init, mode), "{mode}");
+        let (code, table) = init.ctl(&["status"]);
+        assert_eq!(code, 0, "{table}");
+        assert!(table.contains("PROCS"), "{table}");
+        for &p in &pids {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap();
+            let pgrp: i64 = stat
+                .rsplit(") ")
+                .next()
+                .unwrap()
+                .split(' ')
+                .nth(2)
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_ne!(
+                pgrp as i32,
+                host_pid(&init, group as i32).unwrap(),
+                "{mode}: pid {p} is still in the group"
+            );
+        }
+        let (code, out) = init.ctl(&["stop", "leaker"]);
+        assert_eq!(code, 0, "{mode}: {out}");
+        wait_gone(
+            &pids,
+            &format!("{mode}: the escaped processes to be stopped"),
+        );
+        init.wait_states(&["leaker=stopped"]);
+        // Nothing of the program is left in the namespace.
+        assert!(
+            init.namespace_pids().is_empty(),
+            "{mode}: {:?}",
+            init.namespace_pids()
+        );
+    }
+}
+
+/// How `status --json` names the mode this init chose.
+fn mode_shown(init: &Init, mode: &str) -> &'static str {
+    let line = init.wait_for_line("programs' processes are tracked by");
+    if mode == "cgroup" && line.contains("by cgroup") {
+        "cgroup"
+    } else {
+        "marker"
+    }
+}
+
+#[test]
+fn restarts_leak_nothing() {
+    for mode in modes() {
+        let init = start(mode, LEAKER);
+        let mut runs = Vec::new();
+        for k in 1..=4 {
+            let pids = escaped(&init, 3 * k);
+            runs.push(pids.clone());
+            let main = init.pid_of("leaker").unwrap() as i32;
+            // A crash (its main process killed) and a restart by hand, in turn.
+            if k % 2 == 1 {
+                assert!(send_signal(host_pid(&init, main).unwrap(), libc::SIGKILL));
+            } else {
+                let (code, out) = init.ctl(&["restart", "leaker"]);
+                assert_eq!(code, 0, "{mode}: {out}");
+            }
+            wait_gone(
+                &pids,
+                &format!("{mode}: run {k}'s escaped processes to end"),
+            );
+        }
+        escaped(&init, 15);
+        // The fifth run's main process and its three escapees: nothing more.
+        wait_until(
+            &format!("{mode}: 4 processes in the namespace"),
+            DEADLINE,
+            || (init.namespace_pids().len() == 4).then_some(()),
+        );
+        assert_eq!(init.program_json("leaker")["processes"], 4, "{mode}");
+    }
+}
+
+#[test]
+fn a_oneshot_run_ends_with_what_it_left_behind_stopped() {
+    // A provisioning step that starts a daemon in the background and exits: the daemon is part
+    // of the run, so it is stopped when the run ends (as systemd does for a oneshot's cgroup),
+    // instead of living on unsupervised.
+    for mode in modes() {
+        let init = start(
+            mode,
+            r#"
+[program.provision]
+type = "oneshot"
+command = ["/bin/sh", "-c", "setsid sh -c 'echo $$$$ > {dir}/daemon; exec sleep 1000' & while [ ! -s {dir}/daemon ]; do sleep 0.01; done; exit 0"]
+"#,
+        );
+        let daemon = init.wait_for_pid_file("daemon");
+        init.wait_states(&["provision=completed"]);
+        wait_gone(&[daemon], &format!("{mode}: the daemon the oneshot left"));
+        init.wait_for_line("provision: stopping -> completed");
+    }
+}
+
+#[test]
+fn strays_of_no_program_are_reaped_and_killed_only_when_asked() {
+    // A process that escapes the tracking (markers only, no cgroups: it left its group and
+    // emptied its environment) is a stray. With orphans = "kill" it is stopped once it has
+    // been one for orphan_grace; by default it is left alone (and reaped when it exits).
+    for (policy, killed) in [("kill", true), ("reap", false)] {
+        let conf = format!(
+            r#"
+[init]
+orphans = "{policy}"
+orphan_grace = "300ms"
+
+[program.spawner]
+command = ["/bin/sh", "-c", "(setsid env -i /bin/sh -c 'echo $$$$ > {{dir}}/stray; exec sleep 1000' &); exec sleep 1000"]
+"#
+        );
+        let init = init()
+            .env("CTRLINIT_TRACKING", "marker")
+            .file("a.toml", &conf)
+            .start();
+        let stray = init.wait_for_pid_file("stray");
+        if killed {
+            init.wait_for_line("stopping stray pid");
+            wait_gone(&[stray], "the stray to be stopped");
+            assert!(alive(
+                host_pid(&init, init.pid_of("spawner").unwrap() as i32).unwrap()
+            ));
+        } else {
+            // Long past the grace, it lives (what other programs do is not ctrlinit's to undo).
+            let spawner = init.pid_of("spawner").unwrap() as i32;
+            let (code, out) = init.ctl(&["restart", "spawner"]);
+            assert_eq!(code, 0, "{out}");
+            wait_until("the spawner's new run", DEADLINE, || {
+                init.pid_of("spawner").filter(|&p| p as i32 != spawner)
+            });
+            std::thread::sleep(Duration::from_millis(600));
+            assert!(alive(stray), "the stray lives with orphans = \"reap\"");
+            assert_eq!(init.count_lines("stopping stray pid"), 0);
+        }
+    }
+}

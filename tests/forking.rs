@@ -1,0 +1,237 @@
+//! Legacy daemons that fork into the background (`type = "forking"` with a `pidfile`): once the
+//! launcher exits 0, the pid its pid file names becomes the program's main process, if that
+//! process belongs to the run. Restart, stop, crash reports and logs then work as for any
+//! program. Tested with a small launcher and with Debian's redis-server (`--daemonize yes`).
+
+mod common;
+
+use std::net::TcpListener;
+use std::process::Command;
+
+use common::*;
+
+/// A launcher that forks a daemon into a session of its own; the daemon writes its pid file
+/// and says hello on its (inherited) stdout; the launcher exits 0 once the file is there.
+const FORKER: &str = r#"
+[program.legacy]
+type = "forking"
+command = ["/bin/sh", "-c", "setsid sh -c 'echo $$$$ > {dir}/legacy.pid; echo daemon $$$$ up; exec sleep 1000' & while [ ! -s {dir}/legacy.pid ]; do sleep 0.01; done; exit 0"]
+pidfile = "{dir}/legacy.pid"
+ready_timeout = "10s"
+backoff = { initial = "0s" }
+"#;
+
+/// The daemon's pid in ctrlinit's namespace, as its pid file says once it differs from `old`.
+fn pid_in_file(init: &Init, old: Option<i32>) -> i32 {
+    let path = init.dir().join("legacy.pid");
+    wait_until("the daemon's pid file", DEADLINE, || {
+        let pid: i32 = std::fs::read_to_string(&path).ok()?.trim().parse().ok()?;
+        (Some(pid) != old).then_some(pid)
+    })
+}
+
+#[test]
+fn a_forking_daemon_is_adopted_restarted_reported_and_stopped() {
+    let init = init().file("a.toml", FORKER).start();
+    let daemon = pid_in_file(&init, None);
+    init.wait_states(&["legacy=running"]);
+    assert_eq!(
+        init.pid_of("legacy"),
+        Some(daemon as i64),
+        "the daemon is the main process"
+    );
+    init.wait_for_line(&format!("adopted daemon pid {daemon}"));
+    // Its output reaches the log, as any program's does.
+    init.wait_for_line(&format!("daemon {daemon} up"));
+
+    // It dies of a signal nobody in ctrlinit sent: a crash report, and a new launcher run.
+    assert!(send_signal(host_pid(&init, daemon).unwrap(), libc::SIGKILL));
+    let report = wait_until("a crash report of legacy", DEADLINE, || {
+        std::fs::read_dir(init.dir().join("crash/legacy"))
+            .ok()?
+            .flatten()
+            .find(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .map(|e| e.path())
+    });
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        text.contains(&format!("\"pid\": {daemon}")) || text.contains(&format!("\"pid\":{daemon}")),
+        "{text}"
+    );
+    let second = pid_in_file(&init, Some(daemon));
+    wait_until("the second daemon adopted", DEADLINE, || {
+        (init.pid_of("legacy") == Some(second as i64)).then_some(())
+    });
+
+    // A stop stops the daemon (it is in no group ctrlinit started: its own session).
+    let host = host_pid(&init, second).unwrap();
+    let (code, out) = init.ctl(&["stop", "legacy"]);
+    assert_eq!(code, 0, "{out}");
+    init.wait_states(&["legacy=stopped"]);
+    wait_until("the daemon to be gone", DEADLINE, || {
+        (!alive(host) || proc_state(host) == Some('Z')).then_some(())
+    });
+}
+
+#[test]
+fn a_pid_file_naming_a_stranger_a_failing_launcher_or_no_pid_file_fails_the_run() {
+    // Each case: one run allowed (max_restarts = 0) and on_exhausted = "stop", so the failure
+    // shows as the program's end, with the reason in the log.
+    let cases = [
+        (
+            // pid 1 is ctrlinit itself: not a process its launcher started.
+            "stranger",
+            r#"command = ["/bin/sh", "-c", "echo 1 > {dir}/p.pid; exit 0"]"#,
+            "names pid 1 (ctrlinit), which its launcher did not start: refused",
+        ),
+        (
+            "gone",
+            r#"command = ["/bin/sh", "-c", "sh -c 'echo $$$$ > {dir}/p.pid'; exit 0"]"#,
+            "which is not running",
+        ),
+        (
+            "failing",
+            r#"command = ["/bin/sh", "-c", "exit 3"]"#,
+            "exit status 3",
+        ),
+        (
+            "silent",
+            r#"command = ["/bin/sh", "-c", "exit 0"]"#,
+            "no pid file",
+        ),
+    ];
+    for (name, command, said) in cases {
+        let conf = format!(
+            r#"
+[program.p]
+type = "forking"
+{command}
+pidfile = "{{dir}}/p.pid"
+ready_timeout = "1s"
+max_restarts = 0
+on_exhausted = "stop"
+"#
+        );
+        let init = init().file("a.toml", &conf).start();
+        init.wait_for_line(said);
+        init.wait_states(&["p=stopped"]);
+        assert_eq!(init.count_lines("adopted daemon"), 0, "{name}");
+    }
+}
+
+#[test]
+fn a_pid_file_left_by_an_earlier_run_is_not_adopted() {
+    // The file is there before the start (as after a crash: nobody removed it), naming pid 1.
+    // The launcher writes nothing: the old file must not be read at all (were it read, the run
+    // would be refused for naming a stranger); the run fails for want of a fresh pid file.
+    let b = init().file(
+        "a.toml",
+        r#"
+[program.p]
+type = "forking"
+command = ["/bin/sh", "-c", "exit 0"]
+pidfile = "{dir}/p.pid"
+ready_timeout = "1s"
+max_restarts = 0
+on_exhausted = "stop"
+"#,
+    );
+    std::fs::write(b.dir().join("p.pid"), "1\n").unwrap();
+    let init = b.start();
+    init.wait_for_line("no pid file");
+    init.wait_states(&["p=stopped"]);
+    assert_eq!(init.count_lines("names pid"), 0, "{}", init.output());
+}
+
+#[test]
+fn forking_needs_a_pidfile_and_a_pidfile_needs_forking() {
+    let (_dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.a]
+type = "forking"
+command = ["/bin/true"]
+
+[program.b]
+command = ["/bin/true"]
+pidfile = "/run/b.pid"
+"#,
+    )]);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 2, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("a forking program needs a pidfile"),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.stderr
+            .contains("a pidfile is only read for type = \"forking\""),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[test]
+fn redis_server_daemonized_is_adopted_and_supervised() {
+    assert!(
+        std::path::Path::new("/usr/bin/redis-server").exists(),
+        "this test needs Debian's redis-server (.ci/run installs it)"
+    );
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let conf = format!(
+        r#"
+[program.redis]
+type = "forking"
+command = ["/usr/bin/redis-server", "--daemonize", "yes", "--pidfile", "{{dir}}/redis.pid", "--port", "{port}", "--bind", "127.0.0.1", "--dir", "{{dir}}", "--save", "", "--appendonly", "no", "--logfile", ""]
+pidfile = "{{dir}}/redis.pid"
+ready = {{ tcp = "127.0.0.1:{port}" }}
+ready_timeout = "20s"
+backoff = {{ initial = "0s" }}
+"#
+    );
+    let init = init().file("a.toml", &conf).start();
+    init.wait_states(&["redis=running"]);
+    let pid = init.pid_of("redis").unwrap() as i32;
+    let pong = |port: u16| {
+        Command::new("redis-cli")
+            .args(["-p", &port.to_string(), "ping"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(pong(port), "PONG");
+    let host = host_pid(&init, pid).unwrap();
+    let comm = std::fs::read_to_string(format!("/proc/{host}/comm")).unwrap();
+    assert!(
+        comm.starts_with("redis-server"),
+        "the adopted pid is redis: {comm}"
+    );
+
+    // Killed: a crash report, and a new redis (a new launcher run) answering again.
+    assert!(send_signal(host, libc::SIGKILL));
+    wait_until("a crash report of redis", DEADLINE, || {
+        std::fs::read_dir(init.dir().join("crash/redis"))
+            .ok()?
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .then_some(())
+    });
+    wait_until("a new redis adopted and ready", DEADLINE, || {
+        init.pid_of("redis")
+            .filter(|&p| p as i32 != pid)
+            .filter(|_| init.program_json("redis")["state"] == "running")
+    });
+    assert_eq!(pong(port), "PONG");
+
+    // Stopped: redis gets its stop signal and is gone; nothing is left in the namespace.
+    let (code, out) = init.ctl(&["stop", "redis"]);
+    assert_eq!(code, 0, "{out}");
+    init.wait_states(&["redis=stopped"]);
+    wait_until("redis gone", DEADLINE, || {
+        init.namespace_pids().is_empty().then_some(())
+    });
+}
