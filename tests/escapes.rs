@@ -173,10 +173,13 @@ type = "oneshot"
 command = ["/bin/sh", "-c", "setsid sh -c 'echo $$$$ > {dir}/daemon; exec sleep 1000' & while [ ! -s {dir}/daemon ]; do sleep 0.01; done; exit 0"]
 "#,
         );
-        let daemon = init.wait_for_pid_file("daemon");
+        // The daemon was there (it wrote its pid); once the run is over, nothing is left.
+        wait_for_lines_in(&init.dir().join("daemon"), 1);
         init.wait_states(&["provision=completed"]);
-        wait_gone(&[daemon], &format!("{mode}: the daemon the oneshot left"));
         init.wait_for_line("provision: stopping -> completed");
+        wait_until(&format!("{mode}: an empty namespace"), DEADLINE, || {
+            init.namespace_pids().is_empty().then_some(())
+        });
     }
 }
 
