@@ -3,7 +3,8 @@
 # removed by the cleanup oneshot; engine -> plugin -> agent start in order, each once the one
 # before is ready; a crashed (SIGKILLed) plugin is deregistered by its finish hook and registered
 # again after its restart, with the agent restarted after it, and no port leaks; a graceful stop
-# deregisters everything; after a hard kill (no hooks) the next start cleans up the leftovers.
+# deregisters everything (the plugin's pre_stop deletes its endpoint before its stop signal);
+# after a hard kill (no hooks) the next start cleans up the leftovers.
 #
 # Usage: examples/ordered-restart/test.sh [docker|host|auto]     (default: auto)
 set -eu
@@ -104,6 +105,12 @@ ok=1
 before "$A" '^agent deregistered' '^plugin deregistered' || ok=0
 before "$A" '^plugin deregistered' '^engine deregistered' || ok=0
 check "stop order: agent, plugin, engine each deregistered by its finish hook" test $ok = 1
+check "the plugin's pre_stop deleted its endpoint before the stop, its finish hook ran after" \
+    before "$A" '^plugin draining: deleted endpoints port-' '^plugin deregistered '
+check "the agent was down before the plugin's pre_stop ran (reverse order)" \
+    before "$A" '^agent deregistered' '^plugin draining: '
+check "a crash runs no pre_stop (the SIGKILLed plugin could not be asked): only its finish hook" \
+    sh -c '! grep -q "^plugin draining" "$1"' _ "$WORK/after-crash"
 check "nothing left: registry, controller ports, networks and run/ are empty" \
     test "$(listing registry)$(listing controller/ports)$(listing networks)$(listing run)" = ""
 
