@@ -14,7 +14,10 @@
 #   5. HEALTHCHECK `ctrlinit health`: unhealthy while a service crashes (backoff), healthy after;
 #      a service stopped by hand is healthy for `health` and unhealthy for `health --strict`;
 #   6. `docker exec … ctrlinit status` (table and --json) inside the container; the tini-style
-#      `ctrlinit -- CMD` passes CMD's exit status through.
+#      `ctrlinit -- CMD` passes CMD's exit status through;
+#   8. as tini: `docker run -i` (piped stdin), `-t` (a terminal) and `-it` (an interactive shell
+#      typed into through script(1), its exit status the container's); a program's setsid
+#      daemons are its own (counted, not leaked by restarts, stopped with it).
 #
 # When `docker info` fails, prints "docker e2e: skipped: <why>" and exits 0.
 # Environment: CTRLINIT_STATIC_BIN (use this binary instead of building one), BUSYBOX (a static
@@ -484,6 +487,62 @@ check "budget: the steady program was stopped, not left behind (logs say so)" \
 # ---- 6b. tini-style -------------------------------------------------------------------------------
 code=$(timeout 30 docker run --rm --name "$PREFIX-tini" "$IMAGE" -- /bin/sh -c 'echo main here; exit 7' >/dev/null 2>&1; echo $?)
 check "tini-style: 'ctrlinit -- CMD' exits with CMD's status (7, got $code)" test "$code" = 7
+
+# ---- 8. drop-in for tini: -i, -t, -it; escaped processes (issue 15) ------------------------------
+out=$(echo hi | timeout 30 docker run -i --rm --name "$PREFIX-stdin" "$IMAGE" -- /bin/cat 2>&1)
+check "docker run -i: piped stdin reaches the command, unprefixed ('hi', got '$out')" test "$out" = hi
+out=$(timeout 30 docker run -t --rm --name "$PREFIX-tty" "$IMAGE" -- /bin/sh -c tty 2>&1 | tr -d '\r')
+check "docker run -t: the command has the terminal ('/dev/pts/0', got '$out')" test "$out" = /dev/pts/0
+# -it needs a terminal on the client's side too: script(1) gives docker one, and types for us.
+if command -v script >/dev/null 2>&1; then
+    out=$(printf 'echo typed-$((6*7)); tty\nexit 3\n' |
+        timeout 60 script -qec "docker run -it --rm --name $PREFIX-it $IMAGE -- /bin/sh -i" /dev/null 2>&1 | tr -d '\r'
+        exit "${PIPESTATUS[1]}")
+    code=$?
+    check "docker run -it: an interactive shell reads typed lines on a terminal (got: $(printf '%s' "$out" | tr '\n' '|'))" \
+        sh -c 'printf "%s\n" "$1" | grep -qx "typed-42" && printf "%s\n" "$1" | grep -qx "/dev/pts/0"' _ "$out"
+    check "docker run -it: the shell's exit status is the container's (3, got $code)" test "$code" = 3
+    check "docker run -it: nothing of ctrlinit's own is printed ('main |' absent)" \
+        sh -c '! printf "%s\n" "$1" | grep -q "main |"' _ "$out"
+else
+    say "skipped: docker run -it (no script(1) to give docker a terminal)"
+fi
+
+conf escape <<'EOF'
+[program.leaker]
+command = ["/bin/sh", "-c", "setsid sh -c 'exec sleep 1001' & (setsid sh -c 'exec sleep 1002' &); exec sleep 1000"]
+stop_timeout = "2s"
+EOF
+run escape
+escaped_count() { ctl escape status --json leaker 2>/dev/null | grep -o '"processes": *[0-9]*' | grep -o '[0-9]*$'; }
+has_three() { [ "$(escaped_count)" = 3 ]; }
+if wait_for 20 has_three; then
+    pass "escape: a program's setsid daemons count as its own (3 processes)"
+else
+    fail "escape: leaker has $(escaped_count) processes, not 3"
+    show "$PREFIX-escape"
+fi
+mode=$(docker logs "$PREFIX-escape" 2>&1 | grep -o 'tracked by [a-z]*' | head -n1)
+say "escape: in a default container the processes are $mode"
+ctl escape restart leaker >/dev/null
+ctl escape restart leaker >/dev/null
+sleeps() { docker exec "$PREFIX-escape" /bin/ps -o args 2>/dev/null | grep -c '^sleep 100[0-2]$'; }
+three_sleeps() { [ "$(sleeps)" = 3 ]; }
+if wait_for 20 three_sleeps && has_three; then
+    pass "escape: two restarts leaked nothing (3 sleeps in the container, as after the start)"
+else
+    fail "escape: after two restarts the container has $(sleeps) sleeps"
+    docker exec "$PREFIX-escape" /bin/ps -o pid,ppid,pgid,args >&2 || true
+fi
+ctl escape stop leaker >/dev/null
+no_sleeps() { [ "$(sleeps)" = 0 ]; }
+if wait_for 20 no_sleeps; then
+    pass "escape: ctrlinit stop leaker stopped its setsid daemons too"
+else
+    fail "escape: $(sleeps) sleeps left after ctrlinit stop leaker"
+    docker exec "$PREFIX-escape" /bin/ps -o pid,ppid,pgid,args >&2 || true
+fi
+docker rm -f "$PREFIX-escape" >/dev/null 2>&1 || true
 
 # ---- 7. PID 1 hardens itself (issue 13) ---------------------------------------------------------
 # With CAP_SYS_RESOURCE ctrlinit sets its own OOM score to -1000; its program gets the score the

@@ -81,6 +81,10 @@ fn stopping_a_program_stops_the_processes_that_left_its_group() {
         assert_eq!(leaker["processes"], 4, "{mode}: {leaker}");
         assert_eq!(listed.len(), 4, "{mode}: {leaker}");
         assert_eq!(leaker["tracking"], mode_shown(&init, mode), "{mode}");
+        if leaker["tracking"] == "cgroup" {
+            // Its group says what it used.
+            assert!(leaker["cpu_usec"].is_u64(), "{mode}: {leaker}");
+        }
         let (code, table) = init.ctl(&["status"]);
         assert_eq!(code, 0, "{table}");
         assert!(table.contains("PROCS"), "{table}");

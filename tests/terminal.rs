@@ -327,3 +327,67 @@ fn a_command_that_cannot_be_executed_says_so_on_stderr_every_time() {
         assert!(out.stdout.is_empty(), "nothing of ctrlinit's own on stdout");
     }
 }
+
+#[test]
+fn tstp_suspends_the_commands_group_and_cont_resumes_it_while_ctrlinit_runs_on() {
+    // Job control without a terminal (`docker kill -s TSTP`): the command's whole group stops,
+    // ctrlinit does not, and CONT brings the group back.
+    let dir = tempfile::tempdir().unwrap();
+    let script = "echo ready >> \"$0\"; while :; do sleep 0.05; done";
+    let (child, ctrlinit, _marks) = signal_target(dir.path(), script);
+    let command = wait_until("the command", DEADLINE, || {
+        children_of(ctrlinit).first().copied()
+    });
+    for (sig, stopped) in [
+        (libc::SIGTSTP, true),
+        (libc::SIGCONT, false),
+        (libc::SIGTTIN, true),
+    ] {
+        assert!(send_signal(ctrlinit, sig));
+        wait_until(
+            &format!("the command stopped = {stopped} after signal {sig}"),
+            DEADLINE,
+            || (proc_state(command).is_some_and(|s| (s == 'T') == stopped)).then_some(()),
+        );
+        assert_ne!(
+            proc_state(ctrlinit),
+            Some('T'),
+            "ctrlinit itself is never stopped"
+        );
+    }
+    assert!(send_signal(ctrlinit, libc::SIGCONT));
+    assert!(send_signal(ctrlinit, libc::SIGTERM));
+    assert_eq!(exit_of(child), 143);
+}
+
+#[test]
+fn console_off_silences_ctrlinits_own_lines_but_not_the_command() {
+    // With a config that sets console = "off" and a log level that would say things, only the
+    // command's own output reaches the streams.
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("conf.d");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::write(
+        conf.join("a.toml"),
+        "[init]\nconsole = \"off\"\nlog_level = \"debug\"\n",
+    )
+    .unwrap();
+    let out = Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "--kill-child", bin()])
+        .arg("--socket")
+        .arg(dir.path().join("ctrlinit.sock"))
+        .arg("--config-dir")
+        .arg(&conf)
+        .env("CTRLINIT_LOG_DIR", dir.path().join("log"))
+        .env("CTRLINIT_CRASH_DIR", dir.path().join("crash"))
+        .args(["--", "/bin/sh", "-c", "echo out; echo err >&2"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "out\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "err\n");
+    // ctrlinit.log still has its lines.
+    let log = std::fs::read_to_string(dir.path().join("log/ctrlinit.log")).unwrap();
+    assert!(log.contains("main: starting -> running"), "{log}");
+}

@@ -2,10 +2,13 @@
 //! prepared by the parent: the child of a multi-threaded process may find any lock (malloc's
 //! included) held by a thread that no longer exists in it.
 //!
-//! Order: stdio onto 0/1/2, extra descriptors onto their numbers, a new session (its own process group), the working directory, default
+//! Order: stdio onto 0/1/2, extra descriptors onto their numbers, a new session (or a process
+//! group of its own in ctrlinit's session: see [`Grouping`]), the working directory, default
 //! signal dispositions, umask, resource limits, the OOM score ctrlinit was started with,
 //! `setgroups` → `setgid` → `setuid` (that order, or root's supplementary groups would survive), close-on-exec on every other descriptor, an empty
 //! signal mask last (so a signal arriving from then on acts as it would after exec), then exec.
+
+use super::spawn::Grouping;
 
 /// The exit status of a child whose exec failed with `errno`.
 pub fn exec_failure_status(errno: i32) -> i32 {
@@ -80,8 +83,9 @@ pub(super) struct ChildPlan<'a> {
     pub rtmax: libc::c_int,
     /// Descriptors to put at numbers above stdio: (source, target).
     pub extra_fds: &'a [(libc::c_int, libc::c_int)],
-    /// Become the terminal's foreground process group instead of starting a session.
-    pub foreground: bool,
+    /// A session of its own, or a process group in ctrlinit's session (the terminal's
+    /// foreground group, or not).
+    pub grouping: Grouping,
     /// The signal state to start with (ctrlinit's own at its start), instead of a clean one.
     pub signals: Option<&'a crate::sys::signals::StartedWith>,
     /// `cgroup.procs` of the cgroup to join.
@@ -114,17 +118,26 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
                 fail(plan.status_fd, Step::Stdio);
             }
         }
-        if plan.foreground {
-            // Its own process group in ctrlinit's session, and the terminal's foreground: the
-            // terminal's Ctrl-C and Ctrl-Z reach it, and its job control works. SIGTTOU is
-            // still blocked here (the parent's mask), so a background tcsetpgrp is allowed;
-            // without a controlling terminal it fails, which changes nothing else.
-            if libc::setpgid(0, 0) < 0 {
-                fail(plan.status_fd, Step::Session);
+        match plan.grouping {
+            Grouping::Session => {
+                if libc::setsid() < 0 {
+                    fail(plan.status_fd, Step::Session);
+                }
             }
+            // Its own process group in ctrlinit's session: not an orphaned group (its parent,
+            // ctrlinit, is in another group of the same session), so TSTP, TTIN and TTOU stop it
+            // as job control expects; the kernel drops them for an orphaned group.
+            Grouping::Group | Grouping::Foreground => {
+                if libc::setpgid(0, 0) < 0 {
+                    fail(plan.status_fd, Step::Session);
+                }
+            }
+        }
+        if plan.grouping == Grouping::Foreground {
+            // The terminal's foreground: its Ctrl-C and Ctrl-Z reach it, and its job control
+            // works. SIGTTOU is still blocked here (the parent's mask), so a background
+            // tcsetpgrp is allowed; without a controlling terminal it fails, changing nothing.
             libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid());
-        } else if libc::setsid() < 0 {
-            fail(plan.status_fd, Step::Session);
         }
         if let Some(fd) = plan.cgroup_fd {
             // "0" is the writer itself. Failing only leaves it outside the cgroup (its marker

@@ -8,4 +8,4 @@ mod spawn;
 pub use child::exec_failure_status;
 pub use env::{ENV_FILE_CAP, program_env, read_env_file};
 pub use pipes::output_pipes;
-pub use spawn::{Launch, Output, SpawnError, Spawned, spawn};
+pub use spawn::{Grouping, Launch, Output, SpawnError, Spawned, spawn};

@@ -59,14 +59,27 @@ pub struct Launch<'a> {
     pub extra_fds: Vec<(i32, OwnedFd)>,
     /// stdin is ctrlinit's own (else `/dev/null`).
     pub stdin_inherit: bool,
-    /// It becomes the foreground process group of the terminal on stdin, in ctrlinit's session
-    /// (else it gets a session of its own). Only meaningful with a terminal on stdin.
-    pub foreground: bool,
+    /// A session of its own, or a process group in ctrlinit's session.
+    pub grouping: Grouping,
     /// It starts with the signal mask and ignored signals ctrlinit was started with (the `--`
     /// command, as tini runs its child), else with none blocked and none ignored.
     pub signals_as_started: bool,
     /// An open `cgroup.procs` of the cgroup it joins before exec.
     pub cgroup: Option<OwnedFd>,
+}
+
+/// Where a child's process group lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grouping {
+    /// A session of its own (`setsid`): no terminal can signal it, and stopping its group stops
+    /// all of it. Every program from the config.
+    Session,
+    /// A process group of its own in ctrlinit's session, as tini runs its child: job-control
+    /// signals (TSTP, TTIN, TTOU) stop it, which the kernel would drop for a group of its own
+    /// session (an orphaned group).
+    Group,
+    /// As `Group`, and the foreground group of the terminal on stdin.
+    Foreground,
 }
 
 /// Why a program did not start, with the status a shell would give.
@@ -142,7 +155,7 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         uid: launch.run_as.uid,
         rtmax: libc::SIGRTMAX(),
         extra_fds: &extra,
-        foreground: launch.foreground,
+        grouping: launch.grouping,
         signals: started_with.as_ref(),
         cgroup_fd: launch.cgroup.as_ref().map(|f| f.as_raw_fd()),
         oom_score_adj: oom.as_deref().map(str::as_bytes),

@@ -14,7 +14,7 @@ use crate::config::{ProgramSpec, StdioMode};
 use crate::logs::{Command as LogCommand, Taps};
 use crate::model::Exit;
 use crate::model::signals::signal_name;
-use crate::process::{self, Launch, Output, SpawnError};
+use crate::process::{self, Grouping, Launch, Output, SpawnError};
 
 /// Starts processes; owned by the runner, borrowed by the checks.
 pub(crate) struct Launcher {
@@ -39,13 +39,24 @@ impl Launcher {
             fds: wiring.fds,
             signals_as_started: spec.passthrough,
             cgroup: wiring.cgroup,
+            // The `--` command is a job of ctrlinit's session, as tini's child is.
+            grouping: if spec.passthrough {
+                Grouping::Group
+            } else {
+                Grouping::Session
+            },
             ..Streams::default()
         };
         if spec.stdio == StdioMode::Inherit {
+            let terminal = crate::sys::tty::stdin_is_terminal();
             let streams = Streams {
                 outputs: (Output::Inherit, Output::Inherit),
                 stdin_inherit: true,
-                foreground: crate::sys::tty::stdin_is_terminal(),
+                grouping: if terminal {
+                    Grouping::Foreground
+                } else {
+                    streams.grouping
+                },
                 ..streams
             };
             return start(spec, &spec.command, &wiring.env, streams);
@@ -177,8 +188,8 @@ struct Streams {
     outputs: (Output, Output),
     /// stdin is ctrlinit's own (else `/dev/null`).
     stdin_inherit: bool,
-    /// It becomes the terminal's foreground process group.
-    foreground: bool,
+    /// Its own session, or a group in ctrlinit's (the terminal's foreground or not).
+    grouping: Grouping,
     /// `Some(true)`: cores allowed; `None`: inherited.
     core_dumps: Option<bool>,
     /// Descriptors beyond stdio.
@@ -194,7 +205,7 @@ impl Default for Streams {
         Streams {
             outputs: (Output::Null, Output::Null),
             stdin_inherit: false,
-            foreground: false,
+            grouping: Grouping::Session,
             core_dumps: None,
             fds: Vec::new(),
             signals_as_started: false,
@@ -233,7 +244,7 @@ fn start(
         stderr,
         extra_fds: streams.fds,
         stdin_inherit: streams.stdin_inherit,
-        foreground: streams.foreground,
+        grouping: streams.grouping,
         signals_as_started: streams.signals_as_started,
         cgroup: streams.cgroup,
     })?;
