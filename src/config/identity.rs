@@ -14,11 +14,14 @@ pub(super) type Spanned = (String, Range<usize>);
 
 /// What a program table says of its identity.
 pub(super) struct IdentityKeys {
-    /// `user`.
+    /// `user` as written (a name from `/etc/passwd` or a numeric uid), with its place for
+    /// errors; `None`: run as ctrlinit's user.
     pub(super) user: Option<Spanned>,
-    /// `group`.
+    /// `group` as written (a name from `/etc/group` or a numeric gid), with its place; `None`:
+    /// the user's passwd group, or ctrlinit's group without a `user`.
     pub(super) group: Option<Spanned>,
-    /// `supplementary_groups`, each with its place.
+    /// `supplementary_groups`, each with its place; `None`: the groups listing the user (or
+    /// ctrlinit's own without a `user`).
     pub(super) supplementary: Option<Vec<Spanned>>,
 }
 

@@ -24,7 +24,8 @@ pub const MAIN_PROGRAM: &str = "main";
 /// What to load and with which environment.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
-    /// The `conf.d` directory.
+    /// The directory whose `*.toml` files are the configuration (`--config-dir`,
+    /// `/etc/ctrlinit/conf.d` by default).
     pub dir: PathBuf,
     /// A command given after `--`: run as the `main` program.
     pub main_command: Option<Vec<String>>,
@@ -36,11 +37,14 @@ pub struct LoadOptions {
 /// image runs with different mounts, and tests use private paths).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
-    /// `--socket` / `CTRLINIT_SOCKET`.
+    /// The control socket's path from `--socket` or `CTRLINIT_SOCKET`, instead of `[init]
+    /// socket`; `None` when neither is given.
     pub socket: Option<PathBuf>,
-    /// `CTRLINIT_LOG_DIR`.
+    /// The log directory from `CTRLINIT_LOG_DIR`, instead of `[init] log_dir`; `None` when it is
+    /// unset or empty.
     pub log_dir: Option<PathBuf>,
-    /// `CTRLINIT_CRASH_DIR`.
+    /// The crash directory from `CTRLINIT_CRASH_DIR`, instead of `[init] crash_dir`; `None` when
+    /// it is unset or empty.
     pub crash_dir: Option<PathBuf>,
 }
 
@@ -90,10 +94,11 @@ struct Located {
     line: usize,
 }
 
-/// The largest config file read.
+/// The largest config file read, in bytes (a larger one is an error, not read in part).
 pub const FILE_CAP: u64 = 4 << 20;
 
-/// The most read from one config directory in all.
+/// The most read from one config directory in all, in bytes: a directory of many files cannot
+/// make ctrlinit hold more than this.
 pub const TOTAL_CAP: u64 = 16 << 20;
 
 /// What the files held, before the checks that span them.
