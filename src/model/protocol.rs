@@ -395,3 +395,54 @@ pub enum ErrorKind {
     #[default]
     Failed,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_answer_carries_its_kind_and_its_text() {
+        let answer = Response::error(
+            ErrorKind::UnknownProgram,
+            "unknown program nope; known programs: api",
+        );
+        let json = serde_json::to_value(&answer).unwrap();
+        assert_eq!(json["type"], "error");
+        assert_eq!(json["kind"], "unknown_program");
+        assert_eq!(json["error"], "unknown program nope; known programs: api");
+        let back: Response = serde_json::from_value(json).unwrap();
+        assert_eq!(back, answer);
+    }
+
+    #[test]
+    fn every_error_kind_has_its_wire_name() {
+        // Clients choose their exit status by these names: they are part of the protocol.
+        for (kind, name) in [
+            (ErrorKind::UnknownProgram, "unknown_program"),
+            (ErrorKind::BadRequest, "bad_request"),
+            (ErrorKind::Refused, "refused"),
+            (ErrorKind::Timeout, "timeout"),
+            (ErrorKind::Failed, "failed"),
+        ] {
+            let line = serde_json::to_string(&Response::error(kind, "x")).unwrap();
+            assert!(line.contains(&format!(r#""kind":"{name}""#)), "{line}");
+            let back: Response = serde_json::from_str(&line).unwrap();
+            assert_eq!(back, Response::error(kind, "x"));
+        }
+    }
+
+    #[test]
+    fn an_error_answer_without_kind_from_an_older_server_is_a_failure() {
+        // Version 1 servers before the kind was added sent only the text.
+        let old: Response =
+            serde_json::from_str(r#"{"type":"error","error":"ctrlinit is exiting"}"#).unwrap();
+        assert_eq!(
+            old,
+            Response::Error {
+                error: "ctrlinit is exiting".into(),
+                kind: ErrorKind::Failed,
+            }
+        );
+        assert_eq!(ErrorKind::default(), ErrorKind::Failed);
+    }
+}
