@@ -7,15 +7,6 @@ mod common;
 
 use common::*;
 
-/// A port nothing listens on now (bound and released: each test gets its own).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 const HTTPD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs/httpd.py");
 
 /// A program's `status --json` entry, or `None` while the init does not answer yet.

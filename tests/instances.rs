@@ -7,15 +7,6 @@ mod common;
 
 use common::*;
 
-fn write_conf(init: &Init, file: &str, text: &str) {
-    let dir = init.dir().to_str().unwrap().to_string();
-    std::fs::write(
-        init.dir().join("conf.d").join(file),
-        text.replace("{dir}", &dir),
-    )
-    .unwrap();
-}
-
 /// Each instance writes its own INSTANCE and INSTANCES, then stays up.
 const WORKERS: &str = r#"
 [program.worker]

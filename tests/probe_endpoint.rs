@@ -10,14 +10,6 @@ use std::time::Duration;
 
 use common::*;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// `curl` a path: (HTTP status, body).
 fn curl(port: u16, path: &str, extra: &[&str]) -> (u16, String) {
     let out = Command::new("curl")

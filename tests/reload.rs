@@ -6,15 +6,6 @@ mod common;
 
 use common::*;
 
-fn write_conf(init: &Init, file: &str, text: &str) {
-    let dir = init.dir().to_str().unwrap().to_string();
-    std::fs::write(
-        init.dir().join("conf.d").join(file),
-        text.replace("{dir}", &dir),
-    )
-    .unwrap();
-}
-
 /// Host pid of a program's process (for checking it is gone).
 fn host(init: &Init, name: &str) -> i32 {
     let ns = init.pid_of(name).unwrap() as i32;

@@ -34,14 +34,6 @@ stop_timeout = "1500ms"
 finish = ["/bin/sh", "-c", "echo finish agent $(date +%s%N) $CTRLINIT_EXIT_SIGNAL >> {dir}/order"]
 "#;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Nanoseconds since the epoch, as `date +%s%N` prints them.
 fn now_ns() -> u128 {
     std::time::SystemTime::now()

@@ -30,11 +30,22 @@ pub(crate) struct Own {
     pub(crate) open_fds: Option<u64>,
 }
 
-/// Renders the exposition.
+/// Renders the exposition: the programs' lifecycle, their history, their liveness, then
+/// ctrlinit's own counters and footprint, ending with `# EOF`.
 pub(crate) fn render(m: &Metrics, own: &Own) -> String {
     let mut out = String::with_capacity(256 + m.programs.len() * 1024);
+    lifecycle(&mut out, m);
+    history(&mut out, m);
+    health(&mut out, m);
+    supervisor(&mut out, m, own);
+    out.push_str("# EOF\n");
+    out
+}
+
+/// Where each program is now: its state (as a state set) and whether it is up.
+fn lifecycle(out: &mut String, m: &Metrics) {
     family(
-        &mut out,
+        out,
         "ctrlinit_program_state",
         "stateset",
         "The program's state.",
@@ -51,7 +62,7 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
         }
     }
     family(
-        &mut out,
+        out,
         "ctrlinit_program_up",
         "gauge",
         "1 when the program is up (a service running, a oneshot completed).",
@@ -65,8 +76,13 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
             u8::from(p.up)
         );
     }
+}
+
+/// What happened to each program's runs: restarts by cause, how the last run ended, how long
+/// the last start took to become ready (the last two only once known).
+fn history(out: &mut String, m: &Metrics) {
     family(
-        &mut out,
+        out,
         "ctrlinit_program_restarts",
         "counter",
         "Restarts by cause: exit, readiness and health count against the budget; dependency and manual do not.",
@@ -89,7 +105,7 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
         }
     }
     family(
-        &mut out,
+        out,
         "ctrlinit_program_last_exit_status",
         "gauge",
         "How the last run ended, as a shell status (128 + signal when killed).",
@@ -105,7 +121,7 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
         }
     }
     family(
-        &mut out,
+        out,
         "ctrlinit_program_ready_seconds",
         "gauge",
         "How long the last start took to become ready.",
@@ -121,9 +137,13 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
             );
         }
     }
-    health(&mut out, m);
+}
+
+/// ctrlinit's own families: the counters of processes and messages that belong to no
+/// program, then its footprint (each only when it could be read).
+fn supervisor(out: &mut String, m: &Metrics, own: &Own) {
     family(
-        &mut out,
+        out,
         "ctrlinit_orphans_reaped",
         "counter",
         "Orphaned processes reaped that belonged to no program.",
@@ -131,7 +151,7 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
     );
     let _ = writeln!(out, "ctrlinit_orphans_reaped_total {}", m.orphans_reaped);
     family(
-        &mut out,
+        out,
         "ctrlinit_notify_foreign_messages",
         "counter",
         "sd_notify messages ignored because their sender belongs to no program speaking sd_notify.",
@@ -144,7 +164,7 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
     );
     if let Some(b) = own.resident_bytes {
         family(
-            &mut out,
+            out,
             "ctrlinit_resident_memory_bytes",
             "gauge",
             "ctrlinit's resident memory.",
@@ -154,7 +174,7 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
     }
     if let Some(n) = own.open_fds {
         family(
-            &mut out,
+            out,
             "ctrlinit_open_fds",
             "gauge",
             "ctrlinit's open file descriptors.",
@@ -162,8 +182,6 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
         );
         let _ = writeln!(out, "ctrlinit_open_fds {n}");
     }
-    out.push_str("# EOF\n");
-    out
 }
 
 /// A family's metadata lines.

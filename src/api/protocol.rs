@@ -14,10 +14,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::protocol::Request;
 
-/// Protocol version.
+/// The protocol version this build speaks: every line carries it as `v`, and a request with
+/// another is refused (a client of a newer version gets an error it can show, not a guess).
 pub const VERSION: u32 = 1;
 
-/// Longest request line accepted.
+/// Longest request line accepted, in bytes (newline included); a longer one is refused so a
+/// client cannot make the init hold an unbounded line.
 pub const MAX_REQUEST: usize = 64 * 1024;
 
 /// Time a client has to send its whole request line.
@@ -28,7 +30,7 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Envelope<T> {
     /// Protocol version ([`VERSION`]).
     pub v: u32,
-    /// The request or response.
+    /// The request or response, its fields flattened beside `v`.
     #[serde(flatten)]
     pub body: T,
 }

@@ -94,65 +94,25 @@ fn in_wanted_state(p: &ProgramStatus) -> bool {
     }
 }
 
-/// The `status` table.
+/// The `status` table's column headings, in the order [`row`] fills them.
+const HEADER: [&str; 10] = [
+    "NAME",
+    "TYPE",
+    "STATE",
+    "HEALTH",
+    "PID",
+    "PROCS",
+    "UPTIME",
+    "RESTARTS",
+    "LAST EXIT",
+    "READY",
+];
+
+/// The `status` table: one row per program, columns padded to their widest cell (the last one
+/// unpadded, so no line ends in spaces).
 pub fn render_table(programs: &[ProgramStatus]) -> String {
-    let rows: Vec<[String; 10]> = programs
-        .iter()
-        .map(|p| {
-            let restarts = format!(
-                "{} ({} left)",
-                p.restarts,
-                p.max_restarts.saturating_sub(p.restarts_in_window)
-            );
-            let last = p.last_exit.as_ref().map_or("-".into(), |e| e.text.clone());
-            let ready = match (&p.readiness, p.ready) {
-                (Some(r), true) => format!("yes ({r})"),
-                (Some(r), false) => format!("no ({r})"),
-                (None, true) => "yes".into(),
-                (None, false) => "-".into(),
-            };
-            let mut state = p.state.to_string();
-            if let Some(ms) = p.backoff_remaining_ms {
-                state.push_str(&format!(" ({})", short_duration(ms)));
-            }
-            if p.stopped_by_hand {
-                state.push_str(" (by hand)");
-            }
-            if let Some(n) = &p.notify
-                && let Some(s) = &n.status
-            {
-                let shown: String = s.chars().take(40).collect();
-                let more = if shown.len() < s.len() { "…" } else { "" };
-                state.push_str(&format!(" ({shown}{more})"));
-            }
-            let health = p.health.as_ref().map_or("-".into(), |h| h.status.clone());
-            [
-                p.name.clone(),
-                p.kind.clone(),
-                state,
-                health,
-                p.pid.map_or("-".into(), |v| v.to_string()),
-                p.processes.map_or("-".into(), |n| n.to_string()),
-                p.uptime_ms.map_or("-".into(), short_duration),
-                restarts,
-                last,
-                ready,
-            ]
-        })
-        .collect();
-    let header = [
-        "NAME",
-        "TYPE",
-        "STATE",
-        "HEALTH",
-        "PID",
-        "PROCS",
-        "UPTIME",
-        "RESTARTS",
-        "LAST EXIT",
-        "READY",
-    ];
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    let rows: Vec<[String; 10]> = programs.iter().map(row).collect();
+    let mut widths: Vec<usize> = HEADER.iter().map(|h| h.len()).collect();
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r.iter()) {
             *w = (*w).max(c.len());
@@ -171,11 +131,60 @@ pub fn render_table(programs: &[ProgramStatus]) -> String {
         out.push_str(l.trim_end());
         out.push('\n');
     };
-    line(header.to_vec(), &mut out);
+    line(HEADER.to_vec(), &mut out);
     for r in &rows {
         line(r.iter().map(String::as_str).collect(), &mut out);
     }
     out
+}
+
+/// One program's cells, under [`HEADER`]; `-` where there is nothing to show.
+fn row(p: &ProgramStatus) -> [String; 10] {
+    let restarts = format!(
+        "{} ({} left)",
+        p.restarts,
+        p.max_restarts.saturating_sub(p.restarts_in_window)
+    );
+    let last = p.last_exit.as_ref().map_or("-".into(), |e| e.text.clone());
+    let ready = match (&p.readiness, p.ready) {
+        (Some(r), true) => format!("yes ({r})"),
+        (Some(r), false) => format!("no ({r})"),
+        (None, true) => "yes".into(),
+        (None, false) => "-".into(),
+    };
+    let health = p.health.as_ref().map_or("-".into(), |h| h.status.clone());
+    [
+        p.name.clone(),
+        p.kind.clone(),
+        state_cell(p),
+        health,
+        p.pid.map_or("-".into(), |v| v.to_string()),
+        p.processes.map_or("-".into(), |n| n.to_string()),
+        p.uptime_ms.map_or("-".into(), short_duration),
+        restarts,
+        last,
+        ready,
+    ]
+}
+
+/// The state with what qualifies it: the backoff left, stopped by hand, and the program's own
+/// sd_notify `STATUS=` (cut at 40 characters, so one chatty program does not widen the table).
+fn state_cell(p: &ProgramStatus) -> String {
+    let mut state = p.state.to_string();
+    if let Some(ms) = p.backoff_remaining_ms {
+        state.push_str(&format!(" ({})", short_duration(ms)));
+    }
+    if p.stopped_by_hand {
+        state.push_str(" (by hand)");
+    }
+    if let Some(n) = &p.notify
+        && let Some(s) = &n.status
+    {
+        let shown: String = s.chars().take(40).collect();
+        let more = if shown.len() < s.len() { "…" } else { "" };
+        state.push_str(&format!(" ({shown}{more})"));
+    }
+    state
 }
 
 /// `1h2m`, `35s`, `250ms`.

@@ -12,9 +12,9 @@ pub struct ConfigError {
     pub line: Option<usize>,
     /// Dotted key path such as `program.api.restart` (empty for file-level problems).
     pub key: String,
-    /// What is wrong.
+    /// What is wrong, as one sentence for the person who wrote the file.
     pub message: String,
-    /// How to fix it.
+    /// How to fix it, when there is a fix to suggest (printed on its own `fix:` line).
     pub fix: Option<String>,
 }
 

@@ -12,7 +12,7 @@ use super::spec::{Condition, ProgramSpec};
 pub struct Edge {
     /// Index of the program depended on.
     pub on: usize,
-    /// What must hold.
+    /// What must hold of `on` before the dependent may start.
     pub condition: Condition,
     /// Whether the dependent restarts when `on`'s run ends.
     pub restart: bool,
@@ -49,7 +49,7 @@ impl Graph {
         Graph { deps, dependents }
     }
 
-    /// Number of programs.
+    /// How many programs the graph has (the indices it takes are `0..len`).
     pub fn len(&self) -> usize {
         self.deps.len()
     }

@@ -24,7 +24,8 @@ pub const MAIN_PROGRAM: &str = "main";
 /// What to load and with which environment.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
-    /// The `conf.d` directory.
+    /// The directory whose `*.toml` files are the configuration (`--config-dir`,
+    /// `/etc/ctrlinit/conf.d` by default).
     pub dir: PathBuf,
     /// A command given after `--`: run as the `main` program.
     pub main_command: Option<Vec<String>>,
@@ -36,11 +37,14 @@ pub struct LoadOptions {
 /// image runs with different mounts, and tests use private paths).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
-    /// `--socket` / `CTRLINIT_SOCKET`.
+    /// The control socket's path from `--socket` or `CTRLINIT_SOCKET`, instead of `[init]
+    /// socket`; `None` when neither is given.
     pub socket: Option<PathBuf>,
-    /// `CTRLINIT_LOG_DIR`.
+    /// The log directory from `CTRLINIT_LOG_DIR`, instead of `[init] log_dir`; `None` when it is
+    /// unset or empty.
     pub log_dir: Option<PathBuf>,
-    /// `CTRLINIT_CRASH_DIR`.
+    /// The crash directory from `CTRLINIT_CRASH_DIR`, instead of `[init] crash_dir`; `None` when
+    /// it is unset or empty.
     pub crash_dir: Option<PathBuf>,
 }
 
@@ -90,10 +94,11 @@ struct Located {
     line: usize,
 }
 
-/// The largest config file read.
+/// The largest config file read, in bytes (a larger one is an error, not read in part).
 pub const FILE_CAP: u64 = 4 << 20;
 
-/// The most read from one config directory in all.
+/// The most read from one config directory in all, in bytes: a directory of many files cannot
+/// make ctrlinit hold more than this.
 pub const TOTAL_CAP: u64 = 16 << 20;
 
 /// What the files held, before the checks that span them.
@@ -106,13 +111,7 @@ struct Drafts {
 
 /// Loads and validates the configuration, returning every problem at once.
 pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
-    let lookup: Box<Lookup> = match &opts.env {
-        Some(map) => {
-            let map = map.clone();
-            Box::new(move |k| map.get(k).cloned())
-        }
-        None => Box::new(|k| std::env::var(k).ok()),
-    };
+    let lookup = lookup_of(opts);
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     let mut drafts = Drafts::default();
@@ -125,40 +124,12 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
     let mut total = 0u64;
     for file in files {
         let left = TOTAL_CAP.saturating_sub(total);
-        let text = match read_regular(&file, FILE_CAP.min(left)) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                let fix = match e {
-                    ReadError::TooLarge(..) if left < FILE_CAP => format!(
-                        "the files of a config directory are read up to {} MiB in all: split the rest out, or remove it",
-                        TOTAL_CAP >> 20
-                    ),
-                    ReadError::TooLarge(..) => format!(
-                        "a config file is read up to {} MiB: split it, or remove what is not configuration",
-                        FILE_CAP >> 20
-                    ),
-                    ReadError::NotRegular(_) => {
-                        "config files must be regular files: replace it with one, or remove it"
-                            .into()
-                    }
-                    ReadError::Io(_) => "make it readable by ctrlinit".into(),
-                };
-                let why = format!("cannot read the file: {e}");
-                errors.push(file_error(&file, None, why, Some(fix)));
-                continue;
-            }
+        let Some(bytes) = read_bytes(&file, left, &mut errors) else {
+            continue;
         };
-        total += text.len() as u64;
-        let text = match String::from_utf8(text) {
-            Ok(t) => t,
-            Err(e) => {
-                let valid = e.utf8_error().valid_up_to();
-                let line = memchr::memchr_iter(b'\n', &e.as_bytes()[..valid]).count() + 1;
-                let why = "the file is not valid UTF-8 (TOML must be)".into();
-                let fix = "save it as UTF-8".into();
-                errors.push(file_error(&file, Some(line), why, Some(fix)));
-                continue;
-            }
+        total += bytes.len() as u64;
+        let Some(text) = utf8(&file, bytes, &mut errors) else {
+            continue;
         };
         read_file(&file, &text, lookup.as_ref(), &mut errors, &mut drafts);
     }
@@ -181,18 +152,78 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
     }
     check_cycles(&specs, &mut errors);
     if !errors.is_empty() {
-        // The instances of one table make the same mistakes (a dependency that is not defined,
-        // a cycle through their group): each is said once.
-        let mut seen = HashSet::new();
-        errors.retain(|e| seen.insert(e.clone()));
-        errors.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-        return Err(ConfigErrors(errors));
+        return Err(said_once_in_order(errors));
     }
     Ok(Config {
         init,
         programs: specs,
         warnings,
     })
+}
+
+/// Where interpolation reads variables: the map `opts` gives (so a caller such as a benchmark
+/// or the fuzzer loads with a fixed environment), else ctrlinit's own environment.
+fn lookup_of(opts: &LoadOptions) -> Box<Lookup> {
+    match &opts.env {
+        Some(map) => {
+            let map = map.clone();
+            Box::new(move |k| map.get(k).cloned())
+        }
+        None => Box::new(|k| std::env::var(k).ok()),
+    }
+}
+
+/// A config file's bytes, at most [`FILE_CAP`] and at most `left` of the directory's
+/// [`TOTAL_CAP`]; `None` (with the error said) when it cannot be read or is too large.
+fn read_bytes(file: &Path, left: u64, errors: &mut Vec<ConfigError>) -> Option<Vec<u8>> {
+    match read_regular(file, FILE_CAP.min(left)) {
+        Ok(bytes) => Some(bytes),
+        Err(e) => {
+            let fix = match e {
+                ReadError::TooLarge(..) if left < FILE_CAP => format!(
+                    "the files of a config directory are read up to {} MiB in all: split the rest out, or remove it",
+                    TOTAL_CAP >> 20
+                ),
+                ReadError::TooLarge(..) => format!(
+                    "a config file is read up to {} MiB: split it, or remove what is not configuration",
+                    FILE_CAP >> 20
+                ),
+                ReadError::NotRegular(_) => {
+                    "config files must be regular files: replace it with one, or remove it".into()
+                }
+                ReadError::Io(_) => "make it readable by ctrlinit".into(),
+            };
+            let why = format!("cannot read the file: {e}");
+            errors.push(file_error(file, None, why, Some(fix)));
+            None
+        }
+    }
+}
+
+/// A file's bytes as text; `None` (with the line of the first bad byte) when they are not
+/// UTF-8, which TOML requires.
+fn utf8(file: &Path, bytes: Vec<u8>, errors: &mut Vec<ConfigError>) -> Option<String> {
+    match String::from_utf8(bytes) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let line = memchr::memchr_iter(b'\n', &e.as_bytes()[..valid]).count() + 1;
+            let why = "the file is not valid UTF-8 (TOML must be)".into();
+            let fix = "save it as UTF-8".into();
+            errors.push(file_error(file, Some(line), why, Some(fix)));
+            None
+        }
+    }
+}
+
+/// The errors as reported, in file and line order. Duplicates go: the instances of one table
+/// make the same mistakes (a dependency that is not defined, a cycle through their group), and
+/// each is said once.
+fn said_once_in_order(mut errors: Vec<ConfigError>) -> ConfigErrors {
+    let mut seen = HashSet::new();
+    errors.retain(|e| seen.insert(e.clone()));
+    errors.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    ConfigErrors(errors)
 }
 
 /// Reads one file's `[init]` and `[program.NAME]` tables into `drafts`.

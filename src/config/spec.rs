@@ -38,7 +38,7 @@ pub enum ConsoleMode {
     Off,
 }
 
-/// The `[init]` table.
+/// The container-wide settings of the `[init]` table, with their defaults where it is absent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InitSettings {
     /// Whole-container stop budget after SIGTERM/SIGINT.
@@ -51,7 +51,7 @@ pub struct InitSettings {
     pub crash_dir: PathBuf,
     /// How program lines reach the console.
     pub console: ConsoleMode,
-    /// Control socket path.
+    /// Where the control socket is bound (`--socket` and `CTRLINIT_SOCKET` override it).
     pub socket: PathBuf,
     /// Group allowed to use the control socket (mode 0660), by name or id.
     pub socket_group: Option<String>,
@@ -59,7 +59,7 @@ pub struct InitSettings {
     pub max_cores: u32,
     /// Default crash reports kept per program.
     pub max_reports: u32,
-    /// Cap on the total size of everything in `crash_dir`.
+    /// Cap on the total size of everything in `crash_dir`, in bytes (the oldest go first).
     pub crash_max_size: u64,
     /// Mode of log files ctrlinit creates (their directories get search where read is allowed).
     pub log_mode: u32,
@@ -153,7 +153,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The config spelling.
+    /// As `type` is written in the config (a forking daemon is a `service` here), and as
+    /// `status` shows it.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Service => "service",
@@ -165,7 +166,7 @@ impl Kind {
 /// When a program is restarted after its main process ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RestartPolicy {
-    /// Whatever the exit.
+    /// After every exit, success or not.
     Always,
     /// Only when the exit is not one of `success_codes`.
     OnFailure,
@@ -185,7 +186,7 @@ pub enum Condition {
 }
 
 impl Condition {
-    /// The config spelling.
+    /// As written in a `depends_on` table, and as `graph` shows it.
     pub fn as_str(self) -> &'static str {
         match self {
             Condition::Started => "started",
@@ -260,9 +261,10 @@ impl ReadyProbe {
 /// The `ready` setting: a probe and how often it is tried until it passes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadyCheck {
-    /// What is checked.
+    /// The check that tells the program is ready.
     pub probe: ReadyProbe,
-    /// Delay between attempts.
+    /// How long a polled check (`tcp`, `http`, `exec`, `file`) waits between attempts; pushed
+    /// ones (`notify`, `fd`, `log`) do not poll.
     pub interval: Duration,
 }
 
@@ -284,7 +286,7 @@ pub struct HttpTarget {
 pub struct LinePattern {
     /// The pattern as written.
     pub source: String,
-    /// The compiled form.
+    /// `source`, compiled: it matches a line's bytes, so a line need not be UTF-8.
     pub regex: regex::bytes::Regex,
 }
 
@@ -307,7 +309,7 @@ pub enum HealthProbe {
     Exec(Vec<String>),
     /// A file this run touched no longer ago than `max_age`.
     Heartbeat {
-        /// The file.
+        /// The file the program touches to show it is alive (its modification time is read).
         path: PathBuf,
         /// Oldest modification time that still passes.
         max_age: Duration,
@@ -345,12 +347,14 @@ pub enum OnHealthFailure {
     Mark,
 }
 
-/// The `[program.NAME.health]` table.
+/// A program's liveness settings (`[program.NAME.health]`): what is checked once it is ready,
+/// how often, and what repeated failures lead to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HealthSettings {
     /// The liveness check, if any (a table may hold only a `watchdog`).
     pub check: Option<HealthProbe>,
-    /// Time between checks.
+    /// How often a check starts while the program runs: checks start this far apart whatever
+    /// they take.
     pub interval: Duration,
     /// A check that takes longer failed.
     pub timeout: Duration,
@@ -360,7 +364,7 @@ pub struct HealthSettings {
     pub successes: u32,
     /// Failures this soon after the program became ready do not count.
     pub start_period: Duration,
-    /// What failing does.
+    /// What `failures` consecutive failures lead to: a restart, or only a mark.
     pub on_failure: OnHealthFailure,
     /// sd_notify watchdog: `WATCHDOG=1` must arrive at least this often once ready.
     pub watchdog: Option<Duration>,
@@ -388,7 +392,7 @@ pub struct Backoff {
     pub initial: Duration,
     /// Longest delay; a run that lasted this long resets the delay to `initial`.
     pub max: Duration,
-    /// Growth per restart.
+    /// What each restart multiplies the delay by (up to `max`).
     pub factor: f64,
 }
 
@@ -430,18 +434,19 @@ pub enum StderrMode {
     Separate,
 }
 
-/// A program's `[program.NAME.log]` table.
+/// Where a program's output goes (`[program.NAME.log]`): the console, its log files, and how
+/// they rotate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogSettings {
     /// Forward lines to the console.
     pub console: bool,
     /// Write `<log_dir>/<name>.log`.
     pub file: bool,
-    /// Where stderr goes.
+    /// Whether stderr lines share stdout's file or have their own.
     pub stderr: StderrMode,
-    /// Rotate before a file passes this size.
+    /// Rotate before a file passes this size, in bytes (at a line boundary).
     pub max_size: u64,
-    /// Rotated files kept.
+    /// How many rotated files (`<name>.log.1` …) are kept; older ones are deleted.
     pub keep: u32,
     /// Prefix file lines with a UTC timestamp.
     pub timestamps: bool,
@@ -494,11 +499,14 @@ pub struct ProgramSpec {
     /// The instanced program it is one of (`None` for a program without `instances`). The
     /// count is not kept here: a reload that changes it leaves the instances it keeps alone.
     pub instance: Option<Instance>,
-    /// argv; never empty.
+    /// The argv to exec, interpolated (a single string is split as a shell would); never empty.
+    /// A first word without `/` is looked up in `PATH`.
     pub command: Vec<String>,
-    /// Service or oneshot.
+    /// Whether it is expected to keep running (`service`, also a forking daemon) or to run to
+    /// completion (`oneshot`).
     pub kind: Kind,
-    /// Start at boot.
+    /// Whether it starts when ctrlinit does; `false` leaves it `stopped` (and healthy) until it
+    /// is started by hand.
     pub autostart: bool,
     /// Its end (when not restarted) ends the container with its status.
     pub main: bool,
@@ -514,13 +522,13 @@ pub struct ProgramSpec {
     pub restart: RestartPolicy,
     /// Exit codes that count as success.
     pub success_codes: Vec<i32>,
-    /// Delay between restarts.
+    /// How long to wait before each restart, and how that grows.
     pub backoff: Backoff,
     /// Restarts allowed within `restart_window`.
     pub max_restarts: u32,
     /// The sliding window of the budget.
     pub restart_window: Duration,
-    /// What exhaustion does.
+    /// What happens once `max_restarts` is spent: the container exits, or the program stays down.
     pub on_exhausted: OnExhausted,
     /// Hook run after every exit.
     pub finish: Option<Vec<String>>,
@@ -543,13 +551,13 @@ pub struct ProgramSpec {
     pub env: Vec<(String, String)>,
     /// KEY=VALUE file read at each start.
     pub env_file: Option<PathBuf>,
-    /// File mode creation mask.
+    /// The file mode creation mask it starts with; `None`: ctrlinit's own.
     pub umask: Option<u32>,
     /// Resource limits it starts with (soft and hard).
     pub rlimits: Vec<RlimitSetting>,
-    /// Log routing.
+    /// Where its output goes: the console, its log files, their rotation.
     pub log: LogSettings,
-    /// Its standard streams.
+    /// Whether its standard streams are pipes to the log thread or ctrlinit's own.
     pub stdio: StdioMode,
     /// A forking daemon's pid file (`type = "forking"`): its launcher must exit 0, then the pid
     /// it names (of this run) is the program's main process.
@@ -560,9 +568,9 @@ pub struct ProgramSpec {
     pub passthrough: bool,
     /// Allow and collect core dumps.
     pub core_dumps: bool,
-    /// Cores kept for this program.
+    /// How many of its core files are kept in `crash_dir` (the oldest go first).
     pub max_cores: u32,
-    /// Reports kept for this program.
+    /// How many of its crash reports are kept in `crash_dir` (the oldest go first).
     pub max_reports: u32,
     /// Where it was defined, for messages: `file:line`.
     pub defined_at: String,

@@ -14,7 +14,7 @@ pub enum Exit {
     Code(i32),
     /// Killed by a signal.
     Signal {
-        /// Signal number.
+        /// The signal's number (`SIGKILL` is 9), as the kernel reports it.
         sig: i32,
         /// Whether the kernel dumped core.
         core_dumped: bool,

@@ -16,7 +16,8 @@ impl ProgramId {
         ProgramId(n)
     }
 
-    /// Its number.
+    /// The number it was allocated with: a key for tables indexed by id, not a position in the
+    /// program list.
     pub fn index(self) -> u32 {
         self.0
     }

@@ -10,7 +10,8 @@ use super::state::State;
 /// A program and the state it must reach, for `status --wait`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Condition {
-    /// Program name.
+    /// The program it is about: a program's name, or an instanced program's (then it must hold
+    /// for each instance).
     pub name: String,
     /// Any of these states satisfies it.
     pub states: Vec<State>,
@@ -22,7 +23,8 @@ pub struct Condition {
 pub enum Request {
     /// Programs' states (all when `names` is empty).
     Status {
-        /// Programs to show.
+        /// Programs to show, by name (an instanced program's name shows its instances); empty
+        /// shows every one.
         #[serde(default)]
         names: Vec<String>,
     },
@@ -78,7 +80,8 @@ pub enum Request {
         /// Programs (all when empty).
         #[serde(default)]
         names: Vec<String>,
-        /// Lines per program.
+        /// How many of each program's last lines to send from its ring (fewer when it holds
+        /// fewer).
         lines: usize,
         /// Keep streaming new lines.
         #[serde(default)]
@@ -178,7 +181,7 @@ pub struct ProgramStatus {
     /// any may be alive.
     #[serde(default)]
     pub processes: Option<u32>,
-    /// Their pids.
+    /// Those processes' pids, in ascending order; empty when none may be alive.
     #[serde(default)]
     pub pids: Vec<i32>,
     /// `cgroup` or `marker`: how its processes are told from others (see the README).
@@ -204,7 +207,8 @@ pub struct HealthInfo {
     pub check: String,
     /// `restart` or `mark`.
     pub on_failure: String,
-    /// The last result.
+    /// The last check's result; `None` until a check has finished since the program last
+    /// became ready.
     pub last: Option<CheckInfo>,
     /// Checks made since ctrlinit started.
     pub checks_total: u64,
@@ -215,7 +219,7 @@ pub struct HealthInfo {
 /// One liveness check's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckInfo {
-    /// Whether it passed.
+    /// Whether it passed (a check that timed out or could not start failed).
     pub passed: bool,
     /// What it said (truncated): `HTTP 200 OK`, an exec check's output.
     pub output: String,
@@ -230,17 +234,20 @@ pub struct CheckInfo {
 /// What a program said over sd_notify.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotifyInfo {
-    /// Its last `STATUS=`.
+    /// The text of its last `STATUS=` (free-form, shown in `status`); `None` until it sends one.
     pub status: Option<String>,
     /// It sent `RELOADING=1` and no `READY=1` since.
     pub reloading: bool,
     /// It sent `STOPPING=1`.
     pub stopping: bool,
-    /// Its last `ERRNO=`.
+    /// The error number of its last `ERRNO=` (a failure it reports about itself); `None` until
+    /// it sends one.
     pub errno: Option<i32>,
 }
 
-/// Restarts by cause.
+/// A program's restarts counted by what caused them (`restarts_by_cause` in `status`, the
+/// `cause` label of `ctrlinit_program_restarts_total`): the first three are by policy and count
+/// against `max_restarts`, the last two are forced and do not.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RestartsByCause {
     /// The run ended by itself.
@@ -251,22 +258,24 @@ pub struct RestartsByCause {
     pub health: u64,
     /// A `restart = true` dependency ended.
     pub dependency: u64,
-    /// `ctrlinit restart`.
+    /// A restart by hand (`ctrlinit restart`).
     pub manual: u64,
 }
 
 /// A state change, as `events` streams it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventRecord {
-    /// Monotonic sequence number.
+    /// The event's number: one more than the previous event's. `status` answers with the last
+    /// one sent, so a client can tell which events its snapshot already includes.
     pub seq: u64,
-    /// RFC 3339 time.
+    /// When the event happened, in RFC 3339 (UTC, milliseconds).
     pub time: String,
     /// Program, if the event is about one.
     pub program: Option<String>,
-    /// Previous state.
+    /// The state the program left; `None` when the event is not a state change (a health
+    /// change, a notice about ctrlinit itself).
     pub from: Option<State>,
-    /// New state.
+    /// The state the program entered; `None` when `from` is.
     pub to: Option<State>,
     /// What happened and why.
     pub message: String,
@@ -279,7 +288,7 @@ pub struct EventRecord {
 /// A node of `graph` (and of `check`'s start order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GraphNode {
-    /// Program name.
+    /// The program's name (each instance of an instanced program is a node: `web-0`).
     pub name: String,
     /// `service` or `oneshot`.
     #[serde(rename = "type")]
@@ -307,43 +316,49 @@ fn yes() -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Response {
-    /// Programs' states.
+    /// A snapshot of the programs asked for, as `status` shows them.
     Status {
-        /// Sequence number of the last state change.
+        /// The `seq` of the last event sent before this snapshot (0 when none was).
         seq: u64,
-        /// The programs.
+        /// The programs asked for: every one, in configuration order, when no name was given;
+        /// else in the order named (an instanced program's name: its instances, by index).
         programs: Vec<ProgramStatus>,
     },
     /// A command was applied.
     Done {
-        /// What happened.
+        /// What the command did, as a sentence for a person (the CLI prints it).
         message: String,
     },
-    /// Health verdict.
+    /// Whether the container is as it should be (what `ctrlinit health` exits by).
     Health {
-        /// Every program in its wanted state.
+        /// Every program in its wanted state, none past its liveness threshold, no stop
+        /// draining.
         healthy: bool,
-        /// What is not.
+        /// One line for each thing that is not so (`api is backoff (last: exit status 1)`);
+        /// empty when healthy.
         problems: Vec<String>,
     },
     /// Log text (prefixed lines).
     Logs {
-        /// The lines.
+        /// Output lines prefixed as the console's `prefix` mode shows them (`name | line`,
+        /// `name ! line` for stderr), each ending in a newline; with `follow`, each later
+        /// answer carries what was written since.
         text: String,
     },
-    /// A state change.
+    /// One event of an `events` stream.
     Event {
-        /// The change.
+        /// What happened: a state change, a health change or a notice.
         event: EventRecord,
     },
-    /// The dependency graph.
+    /// Every program with its dependencies and state (`ctrlinit graph`).
     Graph {
         /// Every program, in configuration order.
         programs: Vec<GraphNode>,
     },
     /// The request failed.
     Error {
-        /// One clear line.
+        /// What went wrong, in one line for a person. Clients tell failures apart by `kind`,
+        /// never by this text (which may change).
         error: String,
         /// What kind of failure (absent from older servers' answers: [`ErrorKind::Failed`]).
         #[serde(default)]
@@ -352,7 +367,7 @@ pub enum Response {
 }
 
 impl Response {
-    /// An error answer.
+    /// An error answer of `kind`, with `error` as the line a person reads.
     pub fn error(kind: ErrorKind, error: impl Into<String>) -> Self {
         Response::Error {
             error: error.into(),
@@ -379,4 +394,55 @@ pub enum ErrorKind {
     /// reload was invalid, the init is exiting).
     #[default]
     Failed,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_answer_carries_its_kind_and_its_text() {
+        let answer = Response::error(
+            ErrorKind::UnknownProgram,
+            "unknown program nope; known programs: api",
+        );
+        let json = serde_json::to_value(&answer).unwrap();
+        assert_eq!(json["type"], "error");
+        assert_eq!(json["kind"], "unknown_program");
+        assert_eq!(json["error"], "unknown program nope; known programs: api");
+        let back: Response = serde_json::from_value(json).unwrap();
+        assert_eq!(back, answer);
+    }
+
+    #[test]
+    fn every_error_kind_has_its_wire_name() {
+        // Clients choose their exit status by these names: they are part of the protocol.
+        for (kind, name) in [
+            (ErrorKind::UnknownProgram, "unknown_program"),
+            (ErrorKind::BadRequest, "bad_request"),
+            (ErrorKind::Refused, "refused"),
+            (ErrorKind::Timeout, "timeout"),
+            (ErrorKind::Failed, "failed"),
+        ] {
+            let line = serde_json::to_string(&Response::error(kind, "x")).unwrap();
+            assert!(line.contains(&format!(r#""kind":"{name}""#)), "{line}");
+            let back: Response = serde_json::from_str(&line).unwrap();
+            assert_eq!(back, Response::error(kind, "x"));
+        }
+    }
+
+    #[test]
+    fn an_error_answer_without_kind_from_an_older_server_is_a_failure() {
+        // Version 1 servers before the kind was added sent only the text.
+        let old: Response =
+            serde_json::from_str(r#"{"type":"error","error":"ctrlinit is exiting"}"#).unwrap();
+        assert_eq!(
+            old,
+            Response::Error {
+                error: "ctrlinit is exiting".into(),
+                kind: ErrorKind::Failed,
+            }
+        );
+        assert_eq!(ErrorKind::default(), ErrorKind::Failed);
+    }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {
-    /// Dependencies not met.
+    /// Meant to run, but its dependencies do not hold yet.
     Waiting,
     /// Spawned, not yet ready (satisfies `started`); a oneshot while it runs.
     Starting,
@@ -25,7 +25,8 @@ pub enum State {
     Exited,
     /// A oneshot that succeeded (satisfies `completed`).
     Completed,
-    /// Restart budget spent.
+    /// Its restart budget is spent: it stays down (and, with `on_exhausted = "exit"`, the
+    /// container stops).
     Exhausted,
 }
 
@@ -43,7 +44,8 @@ impl State {
         State::Exhausted,
     ];
 
-    /// The lowercase name.
+    /// The lowercase name used everywhere a state is shown or parsed (logs, `status`,
+    /// `--wait`, JSON, events).
     pub fn as_str(self) -> &'static str {
         match self {
             State::Waiting => "waiting",

@@ -97,48 +97,18 @@ pub(super) struct ChildPlan<'a> {
 /// Sets the child up and execs; on any failure reports the errno through the status pipe and
 /// exits with 127 (not found) or 126.
 ///
+/// Each step is an `unsafe fn` of its own, in the order the module's comment gives and for the
+/// reasons given there; none allocates or locks, and a failing one does not return.
+///
 /// # Safety
 /// Call only in a freshly forked child. Never returns.
 pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
-    // SAFETY (for the whole body): every call is a system call wrapper on memory the parent
-    // prepared before the fork and that stays valid in the child (a copy of the parent's address
-    // space); nothing allocates or locks.
+    // SAFETY (for every step): each makes only async-signal-safe system calls on memory the
+    // parent prepared before the fork and that stays valid in the child (its address space, or
+    // a copy of it); nothing allocates or locks; and this is a freshly forked child.
     unsafe {
-        for (target, &fd) in plan.stdio.iter().enumerate() {
-            let target = target as libc::c_int;
-            if fd == target {
-                // Already in place (inherited stdio): make sure it survives exec.
-                libc::fcntl(fd, libc::F_SETFD, 0);
-            } else if libc::dup2(fd, target) < 0 {
-                fail(plan.status_fd, Step::Stdio);
-            }
-        }
-        for &(fd, target) in plan.extra_fds {
-            if fd != target && libc::dup2(fd, target) < 0 {
-                fail(plan.status_fd, Step::Stdio);
-            }
-        }
-        match plan.grouping {
-            Grouping::Session => {
-                if libc::setsid() < 0 {
-                    fail(plan.status_fd, Step::Session);
-                }
-            }
-            // Its own process group in ctrlinit's session: not an orphaned group (its parent,
-            // ctrlinit, is in another group of the same session), so TSTP, TTIN and TTOU stop it
-            // as job control expects; the kernel drops them for an orphaned group.
-            Grouping::Group | Grouping::Foreground => {
-                if libc::setpgid(0, 0) < 0 {
-                    fail(plan.status_fd, Step::Session);
-                }
-            }
-        }
-        if plan.grouping == Grouping::Foreground {
-            // The terminal's foreground: its Ctrl-C and Ctrl-Z reach it, and its job control
-            // works. SIGTTOU is still blocked here (the parent's mask), so a background
-            // tcsetpgrp is allowed; without a controlling terminal it fails, changing nothing.
-            libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid());
-        }
+        place_descriptors(plan);
+        enter_session(plan);
         if let Some(fd) = plan.cgroup_fd {
             // "0" is the writer itself. Failing only leaves it outside the cgroup (its marker
             // still ties it to its program), not worth failing the start.
@@ -156,27 +126,123 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
         if let Some(mask) = plan.umask {
             libc::umask(mask as libc::mode_t);
         }
-        for &(resource, soft, hard) in plan.limits {
-            let lim = libc::rlimit {
-                rlim_cur: soft,
-                rlim_max: hard,
-            };
+        apply_limits(plan);
+        restore_oom_score(plan);
+        switch_identity(plan);
+        seal_descriptors(plan);
+        unblock_signals(plan);
+        exec(plan)
+    }
+}
+
+/// Puts stdio onto 0, 1 and 2 and the extra descriptors onto their numbers.
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn place_descriptors(plan: &ChildPlan<'_>) {
+    // SAFETY: fcntl and dup2 on descriptor numbers; `fail` exits.
+    unsafe {
+        for (target, &fd) in plan.stdio.iter().enumerate() {
+            let target = target as libc::c_int;
+            if fd == target {
+                // Already in place (inherited stdio): make sure it survives exec.
+                libc::fcntl(fd, libc::F_SETFD, 0);
+            } else if libc::dup2(fd, target) < 0 {
+                fail(plan.status_fd, Step::Stdio);
+            }
+        }
+        for &(fd, target) in plan.extra_fds {
+            if fd != target && libc::dup2(fd, target) < 0 {
+                fail(plan.status_fd, Step::Stdio);
+            }
+        }
+    }
+}
+
+/// A process group of its own: a new session, or a group in ctrlinit's session (that the
+/// terminal puts in front, with [`Grouping::Foreground`]).
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn enter_session(plan: &ChildPlan<'_>) {
+    // SAFETY: setpgid, tcsetpgrp, getpid and setsid take no pointers; `fail` exits.
+    unsafe {
+        match plan.grouping {
+            Grouping::Session => {
+                if libc::setsid() < 0 {
+                    fail(plan.status_fd, Step::Session);
+                }
+            }
+            // Its own process group in ctrlinit's session: not an orphaned group (its parent,
+            // ctrlinit, is in another group of the same session), so TSTP, TTIN and TTOU stop
+            // it as job control expects; the kernel drops them for an orphaned group.
+            Grouping::Group | Grouping::Foreground => {
+                if libc::setpgid(0, 0) < 0 {
+                    fail(plan.status_fd, Step::Session);
+                }
+            }
+        }
+        if plan.grouping == Grouping::Foreground {
+            // The terminal's foreground: its Ctrl-C and Ctrl-Z reach it, and its job control
+            // works. SIGTTOU is still blocked here (the parent's mask), so a background
+            // tcsetpgrp is allowed; without a controlling terminal it fails, changing nothing.
+            libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpid());
+        }
+    }
+}
+
+/// Sets the resource limits.
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn apply_limits(plan: &ChildPlan<'_>) {
+    for &(resource, soft, hard) in plan.limits {
+        let lim = libc::rlimit {
+            rlim_cur: soft,
+            rlim_max: hard,
+        };
+        // SAFETY: the kernel reads `lim`, on this stack; `fail` exits.
+        unsafe {
             if libc::setrlimit(resource, &lim) < 0 {
                 fail(plan.status_fd, Step::Rlimit);
             }
         }
-        if let Some(value) = plan.oom_score_adj {
-            // Before the identity changes, while the file is still writable by us. A failure
-            // only leaves the program as hard to kill as ctrlinit: not worth failing the start.
-            let fd = libc::open(
-                c"/proc/self/oom_score_adj".as_ptr(),
-                libc::O_WRONLY | libc::O_CLOEXEC,
-            );
-            if fd >= 0 {
-                libc::write(fd, value.as_ptr().cast(), value.len());
-                libc::close(fd);
-            }
+    }
+}
+
+/// Gives the program back the `oom_score_adj` ctrlinit was started with. Before the identity
+/// changes, while the file is still writable by us. A failure only leaves the program as hard
+/// to kill as ctrlinit: not worth failing the start.
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn restore_oom_score(plan: &ChildPlan<'_>) {
+    let Some(value) = plan.oom_score_adj else {
+        return;
+    };
+    // SAFETY: open reads a NUL-terminated literal; write reads `value`, which the parent
+    // prepared, for its length.
+    unsafe {
+        let fd = libc::open(
+            c"/proc/self/oom_score_adj".as_ptr(),
+            libc::O_WRONLY | libc::O_CLOEXEC,
+        );
+        if fd >= 0 {
+            libc::write(fd, value.as_ptr().cast(), value.len());
+            libc::close(fd);
         }
+    }
+}
+
+/// `setgroups` → `setgid` → `setuid`, in that order: once the uid is not root's, the groups
+/// can no longer change, and root's supplementary groups would survive.
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn switch_identity(plan: &ChildPlan<'_>) {
+    // SAFETY: setgroups reads `groups` (prepared by the parent) for its length; setgid and
+    // setuid take no pointers; `fail` exits.
+    unsafe {
         if let Some(groups) = plan.groups
             && libc::setgroups(groups.len(), groups.as_ptr()) < 0
         {
@@ -192,6 +258,16 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
         {
             fail(plan.status_fd, Step::Identity);
         }
+    }
+}
+
+/// Marks every descriptor above stdio close-on-exec but the extra ones the program was given.
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn seal_descriptors(plan: &ChildPlan<'_>) {
+    // SAFETY: close_range and fcntl take no pointers.
+    unsafe {
         // Nothing of ctrlinit's (control socket, log pipes, signalfd) may reach the program.
         libc::syscall(
             libc::SYS_close_range,
@@ -203,6 +279,18 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
         for &(_, target) in plan.extra_fds {
             libc::fcntl(target, libc::F_SETFD, 0);
         }
+    }
+}
+
+/// Sets the signal mask the program starts with: ctrlinit's own at its start, or an empty one.
+/// Last before exec, so a signal arriving from then on acts as it would after exec.
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn unblock_signals(plan: &ChildPlan<'_>) {
+    // SAFETY: an all-zero sigset_t is a valid value; sigemptyset and pthread_sigmask read and
+    // write `mask`, on this stack (pthread_sigmask is rt_sigprocmask, no lock).
+    unsafe {
         let mut mask: libc::sigset_t = std::mem::zeroed();
         match plan.signals {
             Some(started) => mask = started.mask,
@@ -211,8 +299,19 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
             }
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
-        // As execvp does: try each candidate; a missing one leads to the next, a permission
-        // problem is remembered in case nothing else is found.
+    }
+}
+
+/// Execs the first candidate that can be, as execvp does: a missing one leads to the next, a
+/// permission problem is remembered in case nothing else is found. Reports the errno if none
+/// could.
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn exec(plan: &ChildPlan<'_>) -> ! {
+    // SAFETY: execve reads NUL-terminated strings and null-terminated arrays the parent
+    // prepared; errno is this thread's; `report` exits.
+    unsafe {
         let mut errno = libc::ENOENT;
         for path in plan.candidates {
             libc::execve(path.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());
@@ -226,7 +325,7 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
                 }
             }
         }
-        report(plan.status_fd, Step::Exec, errno);
+        report(plan.status_fd, Step::Exec, errno)
     }
 }
 

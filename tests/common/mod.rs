@@ -638,6 +638,26 @@ pub fn config_dir(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
     (dir, conf)
 }
 
+/// Writes (or replaces) `file` in a running init's `conf.d`, `{dir}` replaced by its temp dir:
+/// the config a following reload reads.
+pub fn write_conf(init: &Init, file: &str, text: &str) {
+    let dir = init.dir().to_str().unwrap().to_string();
+    std::fs::write(
+        init.dir().join("conf.d").join(file),
+        text.replace("{dir}", &dir),
+    )
+    .unwrap();
+}
+
+/// A port nothing listens on now (bound and released: each test gets its own).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// Runs `ctrlinit check --config-dir CONF` (no PID namespace needed: it starts nothing).
 pub fn check_config(conf: &Path) -> Ran {
     let mut cmd = Command::new(bin());

@@ -231,20 +231,26 @@ impl Runner {
                     routine = true;
                 }
             }
-            if routine_check {
-                let (next, restart_quiet) = self.cold_memory.after_check();
-                self.cold_memory = next;
-                if restart_quiet {
-                    self.last_work = Instant::now();
-                }
-            } else if !routine {
+            self.note_work(routine, routine_check);
+        }
+    }
+
+    /// After one turn of the loop: work pushes the release of cold memory back (and undoes a
+    /// release); the release itself and a routine check that changed nothing do not.
+    fn note_work(&mut self, routine: bool, routine_check: bool) {
+        if routine_check {
+            let (next, restart_quiet) = self.cold_memory.after_check();
+            self.cold_memory = next;
+            if restart_quiet {
                 self.last_work = Instant::now();
-                if matches!(
-                    self.cold_memory,
-                    ColdMemory::Released | ColdMemory::AfterChecks
-                ) {
-                    self.cold_memory = ColdMemory::AfterWork;
-                }
+            }
+        } else if !routine {
+            self.last_work = Instant::now();
+            if matches!(
+                self.cold_memory,
+                ColdMemory::Released | ColdMemory::AfterChecks
+            ) {
+                self.cold_memory = ColdMemory::AfterWork;
             }
         }
     }
