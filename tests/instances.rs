@@ -24,8 +24,9 @@ fn instances_start_with_their_own_instance_values() {
     let init = init().file("a.toml", WORKERS).start();
     init.wait_states(&["worker-0=running", "worker-1=running", "worker-2=running"]);
     for i in 0..3 {
-        let out = wait_for_file(&init.dir().join(format!("out-{i}")));
-        assert_eq!(out.trim(), format!("{i} of 3"), "instance {i}");
+        // A whole line: the shell creates the file before echo writes it.
+        let out = wait_for_lines_in(&init.dir().join(format!("out-{i}")), 1);
+        assert_eq!(out, [format!("{i} of 3")], "instance {i}");
     }
     assert_eq!(
         init.program_names(),
