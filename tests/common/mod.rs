@@ -483,12 +483,43 @@ impl Drop for Init {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // A killed ctrlinit cannot remove the cgroups it made for its programs: the harness
+        // does, once their processes are gone, so test runs leave no empty groups behind.
+        let lines = self.lines();
+        if let Some(base) = lines.iter().find_map(|l| {
+            let rest = l.split("tracked by cgroup (").nth(1)?;
+            Some(PathBuf::from(rest.strip_suffix(')')?))
+        }) {
+            remove_cgroup_tree(&base);
+        }
         if std::thread::panicking() {
             eprintln!(
                 "---- ctrlinit output ----\n{}\n-------------------------",
                 self.output()
             );
         }
+    }
+}
+
+/// Removes a cgroup directory and its child groups (cgroup directories are removed with rmdir;
+/// a group whose last processes are still exiting refuses for a moment, hence the retries).
+fn remove_cgroup_tree(base: &Path) {
+    if !base.exists() {
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        if let Ok(entries) = std::fs::read_dir(base) {
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    let _ = std::fs::remove_dir(e.path());
+                }
+            }
+        }
+        if std::fs::remove_dir(base).is_ok() || !base.exists() || Instant::now() > deadline {
+            return;
+        }
+        std::thread::park_timeout(Duration::from_millis(10));
     }
 }
 
