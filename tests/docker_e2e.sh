@@ -495,10 +495,10 @@ out=$(timeout 30 docker run -t --rm --name "$PREFIX-tty" "$IMAGE" -- /bin/sh -c 
 check "docker run -t: the command has the terminal ('/dev/pts/0', got '$out')" test "$out" = /dev/pts/0
 # -it needs a terminal on the client's side too: script(1) gives docker one, and types for us.
 if command -v script >/dev/null 2>&1; then
+    code=0
     out=$(printf 'echo typed-$((6*7)); tty\nexit 3\n' |
         timeout 60 script -qec "docker run -it --rm --name $PREFIX-it $IMAGE -- /bin/sh -i" /dev/null 2>&1 | tr -d '\r'
-        exit "${PIPESTATUS[1]}")
-    code=$?
+        exit "${PIPESTATUS[1]}") || code=$?
     check "docker run -it: an interactive shell reads typed lines on a terminal (got: $(printf '%s' "$out" | tr '\n' '|'))" \
         sh -c 'printf "%s\n" "$1" | grep -qx "typed-42" && printf "%s\n" "$1" | grep -qx "/dev/pts/0"' _ "$out"
     check "docker run -it: the shell's exit status is the container's (3, got $code)" test "$code" = 3
