@@ -7,15 +7,6 @@ mod common;
 
 use common::*;
 
-/// A port nothing listens on now (bound and released: each test gets its own).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 const HTTPD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs/httpd.py");
 
 /// A program's `status --json` entry, or `None` while the init does not answer yet.
@@ -475,4 +466,79 @@ ready = {{ http = "http://127.0.0.1:{port}/redirect", interval = "50ms" }}
         !out.contains("GET /nowhere"),
         "the redirect is not followed: {out}"
     );
+}
+
+const JAMMED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/programs/jammed_listener.py"
+);
+
+#[test]
+fn a_tcp_check_that_gets_no_answer_times_out_and_counts_as_a_failure() {
+    let port = free_port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[program.listener]
+command = ["/usr/bin/python3", "{JAMMED}", "{port}", "{{dir}}"]
+ready = {{ tcp = "127.0.0.1:{port}", interval = "50ms" }}
+
+[program.watched]
+command = ["sleep", "600"]
+depends_on = {{ listener = "ready" }}
+[program.watched.health]
+check = {{ tcp = "127.0.0.1:{port}" }}
+interval = "100ms"
+timeout = "300ms"
+failures = 2
+on_failure = "mark"
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["listener=running", "watched=running"]);
+    let p = wait_health(&init, "watched", "healthy");
+    assert_eq!(
+        p["health"]["last"]["output"],
+        format!("connected to 127.0.0.1:{port}")
+    );
+    let pid = p["pid"].clone();
+    // The listener's accept queue is full: the kernel drops the check's SYN, so its connect is
+    // neither accepted nor refused.
+    std::fs::write(init.dir().join("jam"), "").unwrap();
+    init.wait_for_line("listener | jammed");
+    let check = format!("tcp 127.0.0.1:{port}");
+    init.wait_for_line(&format!(
+        "watched: health: healthy -> unhealthy 1/2: {check}: timed out after 300ms"
+    ));
+    let p = wait_health(&init, "watched", "unhealthy");
+    let last = &p["health"]["last"];
+    assert_eq!(last["passed"], false, "{p}");
+    assert_eq!(last["output"], "timed out after 300ms", "{p}");
+    let took = last["took_ms"].as_u64().unwrap();
+    assert!(took >= 300, "it waited for its timeout: {took} ms");
+    assert!(p["health"]["failures_total"].as_u64() >= Some(2), "{p}");
+    assert_eq!(p["pid"], pid, "mark: the same run goes on: {p}");
+    let (code, out) = init.ctl(&["health"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("watched is unhealthy") && out.contains("timed out after 300ms"),
+        "{out}"
+    );
+    // Let go: the next connect is accepted and it recovers.
+    std::fs::remove_file(init.dir().join("jam")).unwrap();
+    init.wait_for_line("listener | unjammed");
+    let p = wait_health(&init, "watched", "healthy");
+    assert_eq!(p["pid"], pid);
+    assert_eq!(init.ctl(&["health"]).0, 0);
+    let refused: Vec<String> = init
+        .lines()
+        .into_iter()
+        .filter(|l| l.contains("watched: health") && l.contains("refused"))
+        .collect();
+    assert!(refused.is_empty(), "no check was refused: {refused:?}");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
 }

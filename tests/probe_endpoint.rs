@@ -10,27 +10,6 @@ use std::time::Duration;
 
 use common::*;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `curl` a path: (HTTP status, body).
-fn curl(port: u16, path: &str, extra: &[&str]) -> (u16, String) {
-    let out = Command::new("curl")
-        .args(["-s", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}"])
-        .args(extra)
-        .arg(format!("http://127.0.0.1:{port}{path}"))
-        .output()
-        .expect("curl");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
-    (code.trim().parse().unwrap_or(0), body.to_string())
-}
-
 /// Parses `text` with prometheus_client's OpenMetrics parser; returns the family names.
 fn openmetrics_families(text: &str) -> Vec<String> {
     let script = "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\nfor f in p(sys.stdin.read()):\n    print(f.name, f.type)\n";
