@@ -542,3 +542,72 @@ on_failure = "mark"
     init.signal("TERM");
     assert_eq!(init.wait_exit(DEADLINE), 0);
 }
+
+#[test]
+fn an_http_check_in_mark_mode_fails_past_its_threshold_and_recovers_without_a_restart() {
+    let port = free_port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[program.web]
+command = ["/usr/bin/python3", "{HTTPD}", "{port}", "{{dir}}"]
+ready = {{ http = "http://127.0.0.1:{port}/ready", interval = "50ms" }}
+
+[program.web.health]
+check = {{ http = "http://127.0.0.1:{port}/healthz" }}
+interval = "1s"
+timeout = "2s"
+failures = 3
+successes = 2
+on_failure = "mark"
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["web=running"]);
+    let p = wait_health(&init, "web", "healthy");
+    let (pid, run) = (p["pid"].clone(), p["run"].clone());
+    std::fs::write(init.dir().join("sick"), "").unwrap();
+    init.wait_for_line("web: health: healthy -> unhealthy 1/3: http");
+    // Below the threshold `status` counts the failures; with a check every second, each count
+    // is shown for about a second, many times what a status request takes.
+    let table = wait_until("status showing unhealthy n/3", DEADLINE, || {
+        let (_, table) = init.ctl(&["status"]);
+        (table.contains("unhealthy 1/3") || table.contains("unhealthy 2/3")).then_some(table)
+    });
+    assert!(table.contains("HEALTH"), "{table}");
+    assert_eq!(
+        init.ctl(&["health"]).0,
+        0,
+        "below its threshold a program is not unhealthy yet"
+    );
+    init.wait_for_line("web: health: unhealthy 2/3 -> unhealthy: http");
+    let p = wait_health(&init, "web", "unhealthy");
+    assert_eq!(p["health"]["last"]["output"], "HTTP 500 Sick", "{p}");
+    let (code, out) = init.ctl(&["health"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("web is unhealthy"), "{out}");
+    let (_, table) = init.ctl(&["status"]);
+    // NAME TYPE STATE HEALTH PID …: past the threshold the count is gone.
+    let row: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with("web "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[2..4], ["running", "unhealthy"], "{table}");
+    assert!(row[4].parse::<u32>().is_ok(), "the PID column: {table}");
+    // Mark only reports: the same run goes on.
+    std::fs::remove_file(init.dir().join("sick")).unwrap();
+    let p = wait_health(&init, "web", "healthy");
+    assert_eq!((&p["pid"], &p["run"]), (&pid, &run), "no restart: {p}");
+    assert_eq!(p["restarts"], 0, "{p}");
+    assert_eq!(p["restarts_by_cause"]["health"], 0, "{p}");
+    assert_eq!(init.ctl(&["health"]).0, 0);
+    let out = init.output();
+    assert!(!out.contains("web: running -> stopping"), "{out}");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
