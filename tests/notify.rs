@@ -444,3 +444,65 @@ watchdog = "1h"
     init.signal("TERM");
     assert_eq!(init.wait_exit(DEADLINE), 0);
 }
+
+#[test]
+fn extend_timeout_during_a_stop_holds_off_sigkill() {
+    let mut init = notifier(
+        "ready = { notify = \"systemd\" }\nstop_timeout = \"1s\"",
+        "",
+    )
+    .start();
+    tell(&init, "script.1", "send READY=1", 1);
+    init.wait_states(&["daemon=running"]);
+    // On TERM it asks for 20 s more and takes 2.5 s: past its stop_timeout, within the
+    // extension.
+    tell(
+        &init,
+        "script.1",
+        "on-term 2.5 EXTEND_TIMEOUT_USEC=20000000",
+        2,
+    );
+    let (code, out) = init.ctl(&["stop", "daemon", "--timeout", "30s"]);
+    assert_eq!(code, 0, "{out}");
+    let p = init.program_json("daemon");
+    assert_eq!(p["state"], "stopped", "{p}");
+    assert_eq!(p["last_exit"]["code"], 0, "it ended by itself: {p}");
+    init.wait_for_line("daemon   | got TERM");
+    init.wait_for_line("daemon   | exiting after TERM");
+    assert!(
+        !init.output().contains("sending SIGKILL"),
+        "{}",
+        init.output()
+    );
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn extend_timeout_during_a_pre_stop_hook_lets_the_hook_finish() {
+    // The hook asks the program (SIGUSR1) to say it needs more time, then takes 3 s: past
+    // pre_stop_timeout and stop_timeout, within the extension.
+    let mut init = notifier(
+        "ready = { notify = \"systemd\" }\npre_stop = [\"/bin/sh\", \"-c\", \"kill -USR1 $CTRLINIT_PID; sleep 3; touch {dir}/hook-done\"]\npre_stop_timeout = \"1s\"\nstop_timeout = \"2s\"",
+        "",
+    )
+    .start();
+    tell(&init, "script.1", "send READY=1", 1);
+    init.wait_states(&["daemon=running"]);
+    tell(&init, "script.1", "on-usr1 EXTEND_TIMEOUT_USEC=20000000", 2);
+    let (code, out) = init.ctl(&["stop", "daemon", "--timeout", "30s"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        init.dir().join("hook-done").exists(),
+        "the hook ran to its end: {}",
+        init.output()
+    );
+    let p = init.program_json("daemon");
+    assert_eq!(p["last_exit"]["signal"], "SIGTERM", "{p}");
+    init.wait_for_line("daemon   | got USR1");
+    let out = init.output();
+    assert!(!out.contains("did not end in time"), "{out}");
+    assert!(!out.contains("sending SIGKILL"), "{out}");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}

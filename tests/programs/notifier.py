@@ -12,6 +12,7 @@ Reads commands from SCRIPT_FILE's lines as they are appended (it is polled), one
   watchdog on|off    send WATCHDOG=1 every 0.1 s from now on (the first at once), or stop
   on-term SECS TEXT  on SIGTERM: print "got TERM", send TEXT, and exit 0 SECS seconds after
                      the signal came (printing "exiting after TERM")
+  on-usr1 TEXT       on SIGUSR1: print "got USR1" and send TEXT
   exit N             exit with status N
 Each command is acknowledged by a line "done N" on stdout (N = the line number).
 """
@@ -63,6 +64,11 @@ def main():
         print("got TERM", flush=True)
         send(term["text"])
 
+    def on_usr1(signum, frame):
+        print("got USR1", flush=True)
+        send(usr1_text)
+
+    usr1_text = ""
     while True:
         if "at" in term and time.monotonic() - term["at"] >= term["secs"]:
             print("exiting after TERM", flush=True)
@@ -115,6 +121,9 @@ def main():
                 secs, _, text = arg.partition(" ")
                 term.update(secs=float(secs), text=text)
                 signal.signal(signal.SIGTERM, on_term)
+            elif cmd == "on-usr1":
+                usr1_text = arg
+                signal.signal(signal.SIGUSR1, on_usr1)
             elif cmd == "exit":
                 print(f"done {done}", flush=True)
                 sys.exit(int(arg))
