@@ -47,11 +47,15 @@ fn notify_of(init: &Init, name: &str) -> serde_json::Value {
 
 #[test]
 fn a_program_speaking_sd_notify_reports_readiness_status_and_more() {
+    let port = free_port();
     let mut init = init()
         .file(
             "a.toml",
             &format!(
                 r#"
+[init]
+http = "127.0.0.1:{port}"
+
 [program.daemon]
 command = ["/usr/bin/python3", "{NOTIFIER}", "{{dir}}/script"]
 ready = {{ notify = "systemd" }}
@@ -89,11 +93,18 @@ command = ["/bin/sh", "-c", "until [ -e {{dir}}/intrude ]; do sleep 0.02; done; 
         "EXTEND_TIMEOUT_USEC moved the deadline: {p}"
     );
     assert_eq!(p["notify"]["status"], "loading");
-    // A foreign process (another program's) cannot make it ready or set its status.
+    // A foreign process (another program's) cannot make it ready or set its status; what it
+    // sent is counted in /metrics.
+    let foreign = |n: u64| format!("\nctrlinit_notify_foreign_messages_total {n}\n");
+    let (code, metrics) = curl(port, "/metrics", &[]);
+    assert_eq!(code, 200);
+    assert!(metrics.contains(&foreign(0)), "{metrics}");
     std::fs::write(init.dir().join("intrude"), "").unwrap();
     init.wait_for_line("intruder | sent");
     init.wait_for_line("notify socket: ignored a message from pid");
     assert_eq!(init.program_json("daemon")["state"], "starting");
+    let (_, metrics) = curl(port, "/metrics", &[]);
+    assert!(metrics.contains(&foreign(1)), "{metrics}");
     tell(&init, "script", "send READY=1\\nSTATUS=serving", 3);
     init.wait_states(&["daemon=running"]);
     assert_eq!(notify_of(&init, "daemon")["status"], "serving");
