@@ -206,3 +206,41 @@ fn a_port_in_use_stops_the_start_with_the_fix() {
         "nothing started: {out}"
     );
 }
+
+#[test]
+fn livez_and_readyz_fail_while_the_container_stops() {
+    let port = free_port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[init]
+http = "127.0.0.1:{port}"
+stop_timeout = "60s"
+
+[program.slow]
+command = ["/bin/sh", "-c", "trap 'touch {{dir}}/got-term; until [ -e {{dir}}/release ]; do sleep 0.02; done; exit 0' TERM; while :; do sleep 0.05; done"]
+stop_timeout = "60s"
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["slow=running"]);
+    assert_eq!(curl(port, "/livez", &[]), (200, "ok\n".into()));
+    assert_eq!(curl(port, "/readyz", &[]), (200, "ok\n".into()));
+    // It holds the container in its stop until released.
+    init.signal("TERM");
+    wait_for_file(&init.dir().join("got-term"));
+    for path in ["/livez", "/readyz"] {
+        let (code, body) = curl(port, path, &[]);
+        assert_eq!(code, 503, "{path} while stopping: {body}");
+        assert!(body.contains("the container is stopping"), "{path}: {body}");
+    }
+    let (code, _) = curl(port, "/readyz", &["-I"]);
+    assert_eq!(code, 503, "HEAD too");
+    std::fs::write(init.dir().join("release"), "").unwrap();
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let out = init.output();
+    assert!(!out.contains("SIGKILL"), "{out}");
+}
