@@ -84,7 +84,7 @@ on_failure = "mark"
         (curl(port, "/livez", &[]).0 == 200).then_some(())
     });
 
-    // Metrics: valid OpenMetrics, with the families the issue names.
+    // Metrics: valid OpenMetrics, with every family (README's table lists them).
     let (code, text) = curl(port, "/metrics", &[]);
     assert_eq!(code, 200);
     let families = openmetrics_families(&text);
@@ -94,8 +94,12 @@ on_failure = "mark"
         "ctrlinit_program_restarts counter",
         "ctrlinit_program_last_exit_status gauge",
         "ctrlinit_program_ready_seconds gauge",
+        "ctrlinit_health_checks counter",
         "ctrlinit_health_check_failures counter",
         "ctrlinit_health_check_duration_seconds gauge",
+        "ctrlinit_program_healthy gauge",
+        "ctrlinit_orphans_reaped counter",
+        "ctrlinit_notify_foreign_messages counter",
         "ctrlinit_resident_memory_bytes gauge",
         "ctrlinit_open_fds gauge",
     ] {
