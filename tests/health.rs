@@ -447,7 +447,7 @@ ready = { file = "{dir}/api.ready", interval = "20ms" }
 #[test]
 fn http_readiness_counts_3xx_and_follows_no_redirect() {
     let port = free_port();
-    let init = init()
+    let mut init = init()
         .file(
             "a.toml",
             &format!(
@@ -460,6 +460,10 @@ ready = {{ http = "http://127.0.0.1:{port}/redirect", interval = "50ms" }}
         )
         .start();
     init.wait_states(&["web=running"]);
+    // The program's request lines travel through the log thread, behind the state change: all
+    // of them are in once ctrlinit has exited.
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
     let out = init.output();
     assert!(out.contains("GET /redirect"), "{out}");
     assert!(
