@@ -7,8 +7,10 @@ test): it accepts TCP connections and answers any HTTP request with 200.
 
   idle-checks  --idle-programs `sleep infinity` programs, each with a tcp check every
                --idle-interval: ctrlinit's context switches per check (all its threads), CPU, and
-               PSS over --idle-seconds; PSS beside ctrlinit without checks and runit (which has
-               no checks) with the same programs
+               PSS over --idle-seconds; the same again with the probe endpoint on (`[init] http`,
+               one GET /livez before the window, none during it: the endpoint's cost at rest);
+               PSS beside ctrlinit without checks and runit (which has no checks) with the same
+               programs
   checks-cpu   --cpu-programs programs with a tcp check, then an http check, every 1 s:
                ctrlinit's CPU over --cpu-seconds as % of one core and per check; Horust (http
                checks only, its fixed 1 s period) in the same run when --horust is given
@@ -18,7 +20,8 @@ test): it accepts TCP connections and answers any HTTP request with 200.
 
 Run as root: `sudo benches/health.py [--horust PATH]` (build Horust from its repository with
 `cargo build --release -p horust`; nothing of it is committed here). Results: printed, and
-written to benches/RESULTS-health.md with --out.
+written to benches/RESULTS-health.md with --out. `--quick`: tiny sizes, for a smoke run of a
+few seconds (not representative).
 """
 
 import argparse
@@ -33,6 +36,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH_DIR)
@@ -84,6 +89,22 @@ class Target:
             return self.connections, self.requests
 
 
+def free_port():
+    """A loopback port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port, path):
+    """GET http://127.0.0.1:PORT/PATH: the status (503 is an answer too)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
 def ctrlinit_conf(d, programs, check, interval, extra_init=""):
     conf = os.path.join(d, "conf.d")
     os.makedirs(conf, exist_ok=True)
@@ -128,12 +149,16 @@ def wait_sleepers(ns, n):
     c.wait_for(lambda: sum(1 for p in ns.procs() if c.exe(p) == sleep_exe) >= n, 60, 0.01, f"{n} sleepers")
 
 
-def run_ctrlinit(ctx, d, programs, check, interval, seconds):
-    conf, env = ctrlinit_conf(d, programs, check, interval)
+def run_ctrlinit(ctx, d, programs, check, interval, seconds, extra_init="", before=None):
+    """ctrlinit with `programs` sleepers over a window of `seconds`; `extra_init` goes into its
+    [init] table, and `before()` runs once it settled, before the window."""
+    conf, env = ctrlinit_conf(d, programs, check, interval, extra_init)
     ns = c.Namespace([ctx.ctrlinit, "--config-dir", conf], cwd=d, env=env,
                      stdout=os.path.join(d, "out"), stderr=os.path.join(d, "err"))
     try:
         wait_sleepers(ns, programs)
+        if before:
+            before()
         time.sleep(ctx.args.settle)
         made_a = checks_made(ctx, d) if check else 0
         cpu_a, sw_a = init_usage(ns.init)
@@ -259,7 +284,13 @@ def main():
     ap.add_argument("--hang-failures", type=int, default=2)
     ap.add_argument("--hang-timeout", type=float, default=0.5)
     ap.add_argument("--out", default=None, help="also write the results here (markdown)")
+    ap.add_argument("--quick", action="store_true",
+                    help="tiny sizes and windows: a smoke run of a few seconds, not representative")
     args = ap.parse_args()
+    if args.quick:
+        args.settle, args.idle_programs, args.idle_interval, args.idle_seconds = 0.2, 2, "1s", 2.0
+        args.cpu_programs, args.cpu_seconds = 3, 1.0
+        args.hang_times, args.hang_interval, args.hang_failures, args.hang_timeout = 1, 0.2, 2, 0.2
     ctx = c.Ctx()
     ctx.args, ctx.ctrlinit, ctx.commands = args, args.ctrlinit, {}
     ctx.helper = os.path.join(REPO, "target", "bench-helper", "benchhelper")
@@ -278,6 +309,15 @@ def main():
         tcp = f'{{ tcp = "127.0.0.1:{target.port}" }}'
         r = run_ctrlinit(ctx, d("idle-checks"), args.idle_programs, tcp, args.idle_interval, args.idle_seconds)
         r["switches_per_check"] = r["switches"] / max(r["checks"], 1)
+        port = free_port()
+
+        def probe_once():
+            c.wait_for(lambda: get(port, "/livez") == 200, 60, 0.05, "/livez 200")
+
+        h = run_ctrlinit(ctx, d("idle-checks-http"), args.idle_programs, tcp, args.idle_interval,
+                         args.idle_seconds, extra_init=f'http = "127.0.0.1:{port}"', before=probe_once)
+        h["switches_per_check"] = h["switches"] / max(h["checks"], 1)
+        r["http"] = h
         r["pss_without_checks_kib"] = run_ctrlinit(ctx, d("idle-plain"), args.idle_programs, None, None, 1)["pss_kib"]
         r["runit_pss_kib"] = run_runit_pss(ctx, d("idle-runit"), args.idle_programs)
         results["idle-checks"] = r
@@ -311,7 +351,8 @@ def main():
 def render(results, args):
     out = ["# Failure detection benchmarks (issue 14)", "",
            f"Machine: {os.cpu_count()} CPUs, {os.uname().release}. ctrlinit: `{args.ctrlinit}`. "
-           f"Command: `sudo benches/health.py{' --horust PATH' if args.horust else ''}`.", ""]
+           f"Command: `sudo benches/health.py{' --quick' if args.quick else ''}{' --horust PATH' if args.horust else ''}`"
+           f"{' (QUICK smoke mode, tiny sizes: not representative)' if args.quick else ''}.", ""]
     r = results.get("idle-checks")
     if r:
         out += ["## Idle with checks", "",
@@ -323,6 +364,10 @@ def render(results, args):
                 f"| ctrlinit CPU | {r['cpu_ms']:.0f} ms |",
                 f"| ctrlinit PSS with checks | {r['pss_kib']} KiB |",
                 f"| ctrlinit PSS without checks | {r['pss_without_checks_kib']} KiB |",
+                f"| with `[init] http` on: checks made | {r['http']['checks']} |",
+                f"| with `[init] http` on: switches per check | {r['http']['switches_per_check']:.2f} |",
+                f"| with `[init] http` on: ctrlinit CPU | {r['http']['cpu_ms']:.0f} ms |",
+                f"| with `[init] http` on: ctrlinit PSS with checks | {r['http']['pss_kib']} KiB |",
                 f"| runit PSS (runsvdir + runsv, no checks) | {r['runit_pss_kib']} KiB |", ""]
     rows = [(k, v) for k, v in results.items() if k.startswith("checks-cpu")]
     if rows:

@@ -447,7 +447,7 @@ ready = { file = "{dir}/api.ready", interval = "20ms" }
 #[test]
 fn http_readiness_counts_3xx_and_follows_no_redirect() {
     let port = free_port();
-    let init = init()
+    let mut init = init()
         .file(
             "a.toml",
             &format!(
@@ -460,10 +460,158 @@ ready = {{ http = "http://127.0.0.1:{port}/redirect", interval = "50ms" }}
         )
         .start();
     init.wait_states(&["web=running"]);
+    // The program's request lines travel through the log thread, behind the state change: all
+    // of them are in once ctrlinit has exited.
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
     let out = init.output();
     assert!(out.contains("GET /redirect"), "{out}");
     assert!(
         !out.contains("GET /nowhere"),
         "the redirect is not followed: {out}"
     );
+}
+
+const JAMMED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/programs/jammed_listener.py"
+);
+
+#[test]
+fn a_tcp_check_that_gets_no_answer_times_out_and_counts_as_a_failure() {
+    let port = free_port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[program.listener]
+command = ["/usr/bin/python3", "{JAMMED}", "{port}", "{{dir}}"]
+ready = {{ tcp = "127.0.0.1:{port}", interval = "50ms" }}
+
+[program.watched]
+command = ["sleep", "600"]
+depends_on = {{ listener = "ready" }}
+[program.watched.health]
+check = {{ tcp = "127.0.0.1:{port}" }}
+interval = "100ms"
+timeout = "300ms"
+failures = 2
+on_failure = "mark"
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["listener=running", "watched=running"]);
+    let p = wait_health(&init, "watched", "healthy");
+    assert_eq!(
+        p["health"]["last"]["output"],
+        format!("connected to 127.0.0.1:{port}")
+    );
+    let pid = p["pid"].clone();
+    // The listener's accept queue is full: the kernel drops the check's SYN, so its connect is
+    // neither accepted nor refused.
+    std::fs::write(init.dir().join("jam"), "").unwrap();
+    init.wait_for_line("listener | jammed");
+    let check = format!("tcp 127.0.0.1:{port}");
+    init.wait_for_line(&format!(
+        "watched: health: healthy -> unhealthy 1/2: {check}: timed out after 300ms"
+    ));
+    let p = wait_health(&init, "watched", "unhealthy");
+    let last = &p["health"]["last"];
+    assert_eq!(last["passed"], false, "{p}");
+    assert_eq!(last["output"], "timed out after 300ms", "{p}");
+    let took = last["took_ms"].as_u64().unwrap();
+    assert!(took >= 300, "it waited for its timeout: {took} ms");
+    assert!(p["health"]["failures_total"].as_u64() >= Some(2), "{p}");
+    assert_eq!(p["pid"], pid, "mark: the same run goes on: {p}");
+    let (code, out) = init.ctl(&["health"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("watched is unhealthy") && out.contains("timed out after 300ms"),
+        "{out}"
+    );
+    // Let go: the next connect is accepted and it recovers.
+    std::fs::remove_file(init.dir().join("jam")).unwrap();
+    init.wait_for_line("listener | unjammed");
+    let p = wait_health(&init, "watched", "healthy");
+    assert_eq!(p["pid"], pid);
+    assert_eq!(init.ctl(&["health"]).0, 0);
+    let refused: Vec<String> = init
+        .lines()
+        .into_iter()
+        .filter(|l| l.contains("watched: health") && l.contains("refused"))
+        .collect();
+    assert!(refused.is_empty(), "no check was refused: {refused:?}");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn an_http_check_in_mark_mode_fails_past_its_threshold_and_recovers_without_a_restart() {
+    let port = free_port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[program.web]
+command = ["/usr/bin/python3", "{HTTPD}", "{port}", "{{dir}}"]
+ready = {{ http = "http://127.0.0.1:{port}/ready", interval = "50ms" }}
+
+[program.web.health]
+check = {{ http = "http://127.0.0.1:{port}/healthz" }}
+interval = "1s"
+timeout = "2s"
+failures = 3
+successes = 2
+on_failure = "mark"
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["web=running"]);
+    let p = wait_health(&init, "web", "healthy");
+    let (pid, run) = (p["pid"].clone(), p["run"].clone());
+    std::fs::write(init.dir().join("sick"), "").unwrap();
+    init.wait_for_line("web: health: healthy -> unhealthy 1/3: http");
+    // Below the threshold `status` counts the failures; with a check every second, each count
+    // is shown for about a second, many times what a status request takes.
+    let table = wait_until("status showing unhealthy n/3", DEADLINE, || {
+        let (_, table) = init.ctl(&["status"]);
+        (table.contains("unhealthy 1/3") || table.contains("unhealthy 2/3")).then_some(table)
+    });
+    assert!(table.contains("HEALTH"), "{table}");
+    assert_eq!(
+        init.ctl(&["health"]).0,
+        0,
+        "below its threshold a program is not unhealthy yet"
+    );
+    init.wait_for_line("web: health: unhealthy 2/3 -> unhealthy: http");
+    let p = wait_health(&init, "web", "unhealthy");
+    assert_eq!(p["health"]["last"]["output"], "HTTP 500 Sick", "{p}");
+    let (code, out) = init.ctl(&["health"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("web is unhealthy"), "{out}");
+    let (_, table) = init.ctl(&["status"]);
+    // NAME TYPE STATE HEALTH PID …: past the threshold the count is gone.
+    let row: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with("web "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[2..4], ["running", "unhealthy"], "{table}");
+    assert!(row[4].parse::<u32>().is_ok(), "the PID column: {table}");
+    // Mark only reports: the same run goes on.
+    std::fs::remove_file(init.dir().join("sick")).unwrap();
+    let p = wait_health(&init, "web", "healthy");
+    assert_eq!((&p["pid"], &p["run"]), (&pid, &run), "no restart: {p}");
+    assert_eq!(p["restarts"], 0, "{p}");
+    assert_eq!(p["restarts_by_cause"]["health"], 0, "{p}");
+    assert_eq!(init.ctl(&["health"]).0, 0);
+    let out = init.output();
+    assert!(!out.contains("web: running -> stopping"), "{out}");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
 }

@@ -23,17 +23,39 @@ fn tell(init: &Init, script: &str, command: &str, n: usize) {
     init.wait_for_line(&format!("| done {n}"));
 }
 
+/// [`tell`] for one of several programs: waits for `program`'s own acknowledgement.
+fn tell_to(init: &Init, program: &str, script: &str, command: &str, n: usize) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(init.dir().join(script))
+        .unwrap();
+    writeln!(f, "{command}").unwrap();
+    let ack = format!("| done {n}");
+    wait_until(&format!("{program}'s {ack:?}"), DEADLINE, || {
+        init.lines()
+            .iter()
+            .any(|l| l.starts_with(&format!("{program} ")) && l.ends_with(&ack))
+            .then_some(())
+    });
+}
+
 fn notify_of(init: &Init, name: &str) -> serde_json::Value {
     init.program_json(name)["notify"].clone()
 }
 
 #[test]
 fn a_program_speaking_sd_notify_reports_readiness_status_and_more() {
+    let port = free_port();
     let mut init = init()
         .file(
             "a.toml",
             &format!(
                 r#"
+[init]
+http = "127.0.0.1:{port}"
+
 [program.daemon]
 command = ["/usr/bin/python3", "{NOTIFIER}", "{{dir}}/script"]
 ready = {{ notify = "systemd" }}
@@ -71,11 +93,18 @@ command = ["/bin/sh", "-c", "until [ -e {{dir}}/intrude ]; do sleep 0.02; done; 
         "EXTEND_TIMEOUT_USEC moved the deadline: {p}"
     );
     assert_eq!(p["notify"]["status"], "loading");
-    // A foreign process (another program's) cannot make it ready or set its status.
+    // A foreign process (another program's) cannot make it ready or set its status; what it
+    // sent is counted in /metrics.
+    let foreign = |n: u64| format!("\nctrlinit_notify_foreign_messages_total {n}\n");
+    let (code, metrics) = curl(port, "/metrics", &[]);
+    assert_eq!(code, 200);
+    assert!(metrics.contains(&foreign(0)), "{metrics}");
     std::fs::write(init.dir().join("intrude"), "").unwrap();
     init.wait_for_line("intruder | sent");
     init.wait_for_line("notify socket: ignored a message from pid");
     assert_eq!(init.program_json("daemon")["state"], "starting");
+    let (_, metrics) = curl(port, "/metrics", &[]);
+    assert!(metrics.contains(&foreign(1)), "{metrics}");
     tell(&init, "script", "send READY=1\\nSTATUS=serving", 3);
     init.wait_states(&["daemon=running"]);
     assert_eq!(notify_of(&init, "daemon")["status"], "serving");
@@ -289,4 +318,202 @@ ready = { file = "{dir}/api.ready", interval = "20ms" }
     );
     // Its own NOTIFY_SOCKET is addressed to ctrlinit; programs do not inherit it.
     init.wait_for_line("prov     | NOTIFY_SOCKET=[]");
+}
+
+/// A notifier program `daemon` with `extra` settings (TOML lines of its table) and `health`
+/// (lines of its health table, none when empty). Its N-th run reads `script.N`.
+fn notifier(extra: &str, health: &str) -> Builder {
+    let health = if health.is_empty() {
+        String::new()
+    } else {
+        format!("[program.daemon.health]\n{health}\n")
+    };
+    init().file(
+        "a.toml",
+        &format!(
+            r#"
+[program.daemon]
+command = ["/bin/sh", "-c", "echo run >> {{dir}}/runs; exec /usr/bin/python3 {NOTIFIER} {{dir}}/script.$(wc -l < {{dir}}/runs)"]
+backoff = {{ initial = "50ms" }}
+{extra}
+{health}"#
+        ),
+    )
+}
+
+fn health_of(init: &Init) -> serde_json::Value {
+    init.program_json("daemon")["health"].clone()
+}
+
+#[test]
+fn a_missed_watchdog_in_mark_mode_is_reported_and_recovers_when_pings_resume() {
+    let mut init = notifier("", "watchdog = \"1s\"\non_failure = \"mark\"").start();
+    init.wait_states(&["daemon=running"]);
+    tell(&init, "script.1", "watchdog on", 1);
+    wait_until("healthy by its pings", DEADLINE, || {
+        (health_of(&init)["status"] == "healthy").then_some(())
+    });
+    let p = init.program_json("daemon");
+    let (pid, run) = (p["pid"].clone(), p["run"].clone());
+    tell(&init, "script.1", "watchdog off", 2);
+    init.wait_for_line("daemon: health: healthy -> unhealthy: watchdog: no WATCHDOG=1 within 1s");
+    let p = init.program_json("daemon");
+    assert_eq!(p["health"]["status"], "unhealthy", "{p}");
+    assert_eq!(p["state"], "running", "mark never stops it: {p}");
+    assert_eq!((&p["pid"], &p["run"]), (&pid, &run), "{p}");
+    let (code, out) = init.ctl(&["health"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("daemon is unhealthy"), "{out}");
+    tell(&init, "script.1", "watchdog on", 3);
+    init.wait_for_line("daemon: health: unhealthy -> healthy: watchdog: WATCHDOG=1");
+    let p = init.program_json("daemon");
+    assert_eq!(p["health"]["status"], "healthy", "{p}");
+    assert_eq!((&p["pid"], &p["run"]), (&pid, &run), "no restart: {p}");
+    assert_eq!(p["restarts"], 0, "{p}");
+    assert_eq!(init.ctl(&["health"]).0, 0);
+    // One miss is told once, however long the silence lasted.
+    assert_eq!(
+        init.count_lines("no WATCHDOG=1 within"),
+        1,
+        "{}",
+        init.output()
+    );
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn watchdog_trigger_fails_the_check_at_once() {
+    // Watchdogs of an hour: only the trigger can fail them within the test. `marked` only
+    // reports; `restarted` is restarted.
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[program.marked]
+command = ["/usr/bin/python3", "{NOTIFIER}", "{{dir}}/marked"]
+[program.marked.health]
+watchdog = "1h"
+on_failure = "mark"
+
+[program.restarted]
+command = ["/bin/sh", "-c", "echo run >> {{dir}}/runs; exec /usr/bin/python3 {NOTIFIER} {{dir}}/restarted.$(wc -l < {{dir}}/runs)"]
+backoff = {{ initial = "50ms" }}
+[program.restarted.health]
+watchdog = "1h"
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["marked=running", "restarted=running"]);
+    tell_to(&init, "marked", "marked", "send WATCHDOG=1", 1);
+    tell_to(&init, "restarted", "restarted.1", "send WATCHDOG=1", 1);
+    wait_until("healthy by their pings", DEADLINE, || {
+        let all = init.status_json();
+        all.iter()
+            .all(|p| p["health"]["status"] == "healthy")
+            .then_some(())
+    });
+    let pid = init.pid_of("marked");
+    tell_to(&init, "marked", "marked", "send WATCHDOG=trigger", 2);
+    // The send returned after its barrier: ctrlinit had read the trigger, and it handles what it
+    // read before any later request, so the failed check is there without waiting.
+    let p = init.program_json("marked");
+    assert_eq!(p["health"]["status"], "unhealthy", "at once: {p}");
+    assert_eq!(p["health"]["last"]["passed"], false, "{p}");
+    assert_eq!(
+        p["health"]["last"]["output"], "it sent WATCHDOG=trigger",
+        "{p}"
+    );
+    assert_eq!(p["state"], "running", "{p}");
+    assert_eq!(init.pid_of("marked"), pid);
+    assert_eq!(init.ctl(&["health"]).0, 1);
+    tell_to(&init, "marked", "marked", "send WATCHDOG=1", 3);
+    assert_eq!(
+        init.program_json("marked")["health"]["status"],
+        "healthy",
+        "the next ping after a trigger counts toward recovery"
+    );
+    // With on_failure = "restart" the trigger stops the run at once (no ack: the stop may end
+    // the sender before it prints one).
+    let first = init.program_json("restarted")["run"].as_u64().unwrap();
+    std::fs::write(
+        init.dir().join("restarted.1"),
+        "send WATCHDOG=1\nsend WATCHDOG=trigger\n",
+    )
+    .unwrap();
+    init.wait_for_line(
+        "restarted: running -> stopping: unhealthy: watchdog: it sent WATCHDOG=trigger",
+    );
+    let p = wait_until("the next run", DEADLINE, || {
+        let p = init.program_json("restarted");
+        (p["run"].as_u64() > Some(first) && p["state"] == "running").then_some(p)
+    });
+    assert_eq!(p["restarts_by_cause"]["health"], 1, "{p}");
+    assert_eq!(p["restarts"], 1, "it counts toward the budget: {p}");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn extend_timeout_during_a_stop_holds_off_sigkill() {
+    let mut init = notifier(
+        "ready = { notify = \"systemd\" }\nstop_timeout = \"1s\"",
+        "",
+    )
+    .start();
+    tell(&init, "script.1", "send READY=1", 1);
+    init.wait_states(&["daemon=running"]);
+    // On TERM it asks for 20 s more and takes 2.5 s: past its stop_timeout, within the
+    // extension.
+    tell(
+        &init,
+        "script.1",
+        "on-term 2.5 EXTEND_TIMEOUT_USEC=20000000",
+        2,
+    );
+    let (code, out) = init.ctl(&["stop", "daemon", "--timeout", "30s"]);
+    assert_eq!(code, 0, "{out}");
+    let p = init.program_json("daemon");
+    assert_eq!(p["state"], "stopped", "{p}");
+    assert_eq!(p["last_exit"]["code"], 0, "it ended by itself: {p}");
+    init.wait_for_line("daemon   | got TERM");
+    init.wait_for_line("daemon   | exiting after TERM");
+    assert!(
+        !init.output().contains("sending SIGKILL"),
+        "{}",
+        init.output()
+    );
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn extend_timeout_during_a_pre_stop_hook_lets_the_hook_finish() {
+    // The hook asks the program (SIGUSR1) to say it needs more time, then takes 3 s: past
+    // pre_stop_timeout and stop_timeout, within the extension.
+    let mut init = notifier(
+        "ready = { notify = \"systemd\" }\npre_stop = [\"/bin/sh\", \"-c\", \"kill -USR1 $CTRLINIT_PID; sleep 3; touch {dir}/hook-done\"]\npre_stop_timeout = \"1s\"\nstop_timeout = \"2s\"",
+        "",
+    )
+    .start();
+    tell(&init, "script.1", "send READY=1", 1);
+    init.wait_states(&["daemon=running"]);
+    tell(&init, "script.1", "on-usr1 EXTEND_TIMEOUT_USEC=20000000", 2);
+    let (code, out) = init.ctl(&["stop", "daemon", "--timeout", "30s"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        init.dir().join("hook-done").exists(),
+        "the hook ran to its end: {}",
+        init.output()
+    );
+    let p = init.program_json("daemon");
+    assert_eq!(p["last_exit"]["signal"], "SIGTERM", "{p}");
+    init.wait_for_line("daemon   | got USR1");
+    let out = init.output();
+    assert!(!out.contains("did not end in time"), "{out}");
+    assert!(!out.contains("sending SIGKILL"), "{out}");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
 }

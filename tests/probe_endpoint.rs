@@ -10,19 +10,6 @@ use std::time::Duration;
 
 use common::*;
 
-/// `curl` a path: (HTTP status, body).
-fn curl(port: u16, path: &str, extra: &[&str]) -> (u16, String) {
-    let out = Command::new("curl")
-        .args(["-s", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}"])
-        .args(extra)
-        .arg(format!("http://127.0.0.1:{port}{path}"))
-        .output()
-        .expect("curl");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
-    (code.trim().parse().unwrap_or(0), body.to_string())
-}
-
 /// Parses `text` with prometheus_client's OpenMetrics parser; returns the family names.
 fn openmetrics_families(text: &str) -> Vec<String> {
     let script = "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\nfor f in p(sys.stdin.read()):\n    print(f.name, f.type)\n";
@@ -97,7 +84,7 @@ on_failure = "mark"
         (curl(port, "/livez", &[]).0 == 200).then_some(())
     });
 
-    // Metrics: valid OpenMetrics, with the families the issue names.
+    // Metrics: valid OpenMetrics, with every family (README's table lists them).
     let (code, text) = curl(port, "/metrics", &[]);
     assert_eq!(code, 200);
     let families = openmetrics_families(&text);
@@ -107,8 +94,12 @@ on_failure = "mark"
         "ctrlinit_program_restarts counter",
         "ctrlinit_program_last_exit_status gauge",
         "ctrlinit_program_ready_seconds gauge",
+        "ctrlinit_health_checks counter",
         "ctrlinit_health_check_failures counter",
         "ctrlinit_health_check_duration_seconds gauge",
+        "ctrlinit_program_healthy gauge",
+        "ctrlinit_orphans_reaped counter",
+        "ctrlinit_notify_foreign_messages counter",
         "ctrlinit_resident_memory_bytes gauge",
         "ctrlinit_open_fds gauge",
     ] {
@@ -218,4 +209,42 @@ fn a_port_in_use_stops_the_start_with_the_fix() {
         !out.contains("a: stopped -> starting"),
         "nothing started: {out}"
     );
+}
+
+#[test]
+fn livez_and_readyz_fail_while_the_container_stops() {
+    let port = free_port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[init]
+http = "127.0.0.1:{port}"
+stop_timeout = "60s"
+
+[program.slow]
+command = ["/bin/sh", "-c", "trap 'touch {{dir}}/got-term; until [ -e {{dir}}/release ]; do sleep 0.02; done; exit 0' TERM; while :; do sleep 0.05; done"]
+stop_timeout = "60s"
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["slow=running"]);
+    assert_eq!(curl(port, "/livez", &[]), (200, "ok\n".into()));
+    assert_eq!(curl(port, "/readyz", &[]), (200, "ok\n".into()));
+    // It holds the container in its stop until released.
+    init.signal("TERM");
+    wait_for_file(&init.dir().join("got-term"));
+    for path in ["/livez", "/readyz"] {
+        let (code, body) = curl(port, path, &[]);
+        assert_eq!(code, 503, "{path} while stopping: {body}");
+        assert!(body.contains("the container is stopping"), "{path}: {body}");
+    }
+    let (code, _) = curl(port, "/readyz", &["-I"]);
+    assert_eq!(code, 503, "HEAD too");
+    std::fs::write(init.dir().join("release"), "").unwrap();
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let out = init.output();
+    assert!(!out.contains("SIGKILL"), "{out}");
 }

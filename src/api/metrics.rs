@@ -274,8 +274,8 @@ mod tests {
     use crate::supervisor::telemetry::{HealthMetrics, ProgramMetrics};
     use std::time::Duration;
 
-    #[test]
-    fn families_are_declared_once_before_their_samples_and_the_text_ends_with_eof() {
+    /// Metrics with every family present.
+    fn sample() -> (Metrics, Own) {
         let m = Metrics {
             programs: vec![ProgramMetrics {
                 name: "api".into(),
@@ -301,6 +301,12 @@ mod tests {
             resident_bytes: Some(1 << 20),
             open_fds: Some(9),
         };
+        (m, own)
+    }
+
+    #[test]
+    fn families_are_declared_once_before_their_samples_and_the_text_ends_with_eof() {
+        let (m, own) = sample();
         let text = render(&m, &own);
         assert!(text.ends_with("# EOF\n"));
         assert!(text.contains(
@@ -320,5 +326,63 @@ mod tests {
             text.lines().filter(|l| l.starts_with("# TYPE ")).collect();
         assert_eq!(types, names.len(), "each family declared once");
         assert_eq!(esc("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    /// The label names of `sample`'s first line: `{program,cause}`, or nothing.
+    fn labels(text: &str, sample: &str) -> String {
+        let line = text
+            .lines()
+            .find(|l| {
+                l.strip_prefix(sample)
+                    .is_some_and(|rest| rest.starts_with(['{', ' ']))
+            })
+            .unwrap_or_else(|| panic!("no sample of {sample}"));
+        let Some(inside) = line[sample.len()..]
+            .strip_prefix('{')
+            .and_then(|r| r.split_once('}'))
+            .map(|(inside, _)| inside)
+        else {
+            return String::new();
+        };
+        let names: Vec<&str> = inside
+            .split(',')
+            .map(|kv| kv.split_once('=').unwrap().0)
+            .collect();
+        format!("{{{}}}", names.join(","))
+    }
+
+    #[test]
+    fn the_readme_lists_every_family_with_its_type_and_labels() {
+        let (m, own) = sample();
+        let text = render(&m, &own);
+        let served: std::collections::BTreeSet<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .map(|l| {
+                let (family, kind) = l.split_once(' ').unwrap();
+                let sample = match kind {
+                    "counter" => format!("{family}_total"),
+                    _ => family.to_string(),
+                };
+                format!("`{sample}{}` | {kind}", labels(&text, &sample))
+            })
+            .collect();
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let start = readme
+            .find("<!-- metrics:")
+            .expect("no metrics table in README.md");
+        let end = readme
+            .find("<!-- /metrics -->")
+            .expect("metrics table not closed");
+        let listed: std::collections::BTreeSet<String> = readme[start..end]
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| {
+                let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                format!("{} | {}", cells[1], cells[2])
+            })
+            .collect();
+        assert_eq!(listed, served, "README's metrics table and /metrics differ");
     }
 }

@@ -290,3 +290,67 @@ fn sd_notify_ready_counts_only_for_a_program_that_waits_for_it() {
         "its readiness is a file, not sd_notify"
     );
 }
+
+#[test]
+fn extend_timeout_during_a_pre_stop_hook_moves_the_hook_and_kill_deadlines() {
+    let mut p = svc("api", &[]);
+    p.pre_stop = Some(vec!["/bin/deregister".into()]);
+    p.pre_stop_timeout = Duration::from_secs(2);
+    p.stop_timeout = Duration::from_secs(5);
+    let mut sim = Sim::new(vec![p]);
+    let (api, id) = (sim.pid("api"), sim.idx("api"));
+    sim.input(Input::Stop(vec![id]));
+    sim.input(Input::PreStopSpawned { id, pid: 900 });
+    sim.advance(Duration::from_secs(1));
+    // While its hook runs, the program asks for 10 s more: until 11 s into the stop.
+    sim.notify("api", b"EXTEND_TIMEOUT_USEC=10000000", None);
+    sim.advance(Duration::from_millis(5500));
+    assert!(
+        sim.signals.is_empty(),
+        "past pre_stop_timeout and stop_timeout, the hook still runs: {:?}",
+        sim.signals
+    );
+    assert_eq!(sim.state("api"), State::Stopping);
+    sim.input(Input::Reaped {
+        pid: 900,
+        exit: Exit::Code(0),
+        group_empty: true,
+        oom_killed: false,
+    });
+    assert_eq!(sim.signals, vec![(api, Signal::SIGTERM)]);
+    sim.advance(Duration::from_secs(4));
+    assert_eq!(
+        sim.signals.len(),
+        1,
+        "no SIGKILL before 11 s: {:?}",
+        sim.signals
+    );
+    sim.advance(Duration::from_millis(600));
+    assert_eq!(sim.signals.last(), Some(&(api, Signal::SIGKILL)));
+}
+
+#[test]
+fn extend_timeout_during_a_pre_stop_hook_stays_within_the_containers_budget() {
+    let mut p = svc("api", &[]);
+    p.pre_stop = Some(vec!["/bin/deregister".into()]);
+    p.pre_stop_timeout = Duration::from_secs(2);
+    p.stop_timeout = Duration::from_secs(5);
+    let mut sim = Sim::new(vec![p]);
+    let (api, id) = (sim.pid("api"), sim.idx("api"));
+    // The container's budget is 9 s (the default stop_timeout of [init]).
+    sim.input(Input::Shutdown {
+        reason: "test".into(),
+        signal: None,
+    });
+    sim.input(Input::PreStopSpawned { id, pid: 900 });
+    sim.notify("api", b"EXTEND_TIMEOUT_USEC=60000000", None);
+    sim.advance(Duration::from_secs(8));
+    assert!(sim.signals.is_empty(), "{:?}", sim.signals);
+    sim.advance(Duration::from_millis(1100));
+    assert!(
+        sim.signals.contains(&(900, Signal::SIGKILL))
+            && sim.signals.contains(&(api, Signal::SIGKILL)),
+        "the budget's end still kills the hook and the program: {:?}",
+        sim.signals
+    );
+}

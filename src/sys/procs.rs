@@ -197,13 +197,21 @@ mod tests {
 
     #[test]
     fn a_zombie_that_is_not_ours_tells_how_it_ended() {
-        use std::io::{BufRead, Write};
+        use std::io::BufRead;
         // A child of a shell that then becomes `sleep`, which never waits: a zombie whose parent
         // is not this process. The child exits only once the shell has exec'd (a shell still
-        // running could reap it first).
+        // running could reap it first), when the `go` file appears (a background job's stdin
+        // is /dev/null, so it cannot be told through a pipe).
+        let dir = std::env::temp_dir().join(format!("ctrlinit-zombie-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let go = dir.join("go");
+        let _ = std::fs::remove_file(&go);
+        let script = format!(
+            "sh -c 'while [ ! -e {go} ]; do sleep 0.01; done; exit 7' & echo $!; exec sleep 5",
+            go = go.display()
+        );
         let mut out = std::process::Command::new("/bin/sh")
-            .args(["-c", "sh -c 'read -r x; exit 7' & echo $!; exec sleep 5"])
-            .stdin(std::process::Stdio::piped())
+            .args(["-c", &script])
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -222,7 +230,7 @@ mod tests {
             std::thread::yield_now();
         }
         let fd = pidfd(pid).unwrap();
-        out.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        std::fs::write(&go, "").unwrap();
         // The pidfd becomes readable when it exits.
         let mut fds = [nix::poll::PollFd::new(
             std::os::fd::AsFd::as_fd(&fd),
@@ -233,6 +241,7 @@ mod tests {
         assert_eq!(zombie_exit(pid), Some(crate::model::Exit::Code(7)));
         let _ = out.kill();
         let _ = out.wait();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

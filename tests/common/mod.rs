@@ -842,3 +842,17 @@ impl Init {
         })
     }
 }
+
+/// `curl` a path on 127.0.0.1:`port` (at most 10 s): (HTTP status, body); status 0 when no
+/// answer came.
+pub fn curl(port: u16, path: &str, extra: &[&str]) -> (u16, String) {
+    let out = Command::new("curl")
+        .args(["-s", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}"])
+        .args(extra)
+        .arg(format!("http://127.0.0.1:{port}{path}"))
+        .output()
+        .expect("curl");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}

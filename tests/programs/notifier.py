@@ -9,13 +9,20 @@ Reads commands from SCRIPT_FILE's lines as they are appended (it is polled), one
   orphan TEXT        send TEXT from a double-forked grandchild (reparented away from us)
   fork-main          fork a child that sleeps, and send MAINPID=<its pid>
   env                print NOTIFY_SOCKET and WATCHDOG_USEC
+  watchdog on|off    send WATCHDOG=1 every 0.1 s from now on (the first at once), or stop
+  on-term SECS TEXT  on SIGTERM: print "got TERM", send TEXT, and exit 0 SECS seconds after
+                     the signal came (printing "exiting after TERM")
+  on-usr1 TEXT       on SIGUSR1: print "got USR1" and send TEXT
   exit N             exit with status N
 Each command is acknowledged by a line "done N" on stdout (N = the line number).
 """
 import os
+import signal
 import socket
 import sys
 import time
+
+PING_EVERY = 0.1
 
 
 def send(text):
@@ -35,10 +42,40 @@ def send(text):
     s.close()
 
 
+def ping():
+    """One WATCHDOG=1, without a barrier: a ping needs no answer, and the sender stays."""
+    addr = os.environ["NOTIFY_SOCKET"]
+    if addr.startswith("@"):
+        addr = "\0" + addr[1:]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.sendto(b"WATCHDOG=1", addr)
+    s.close()
+
+
 def main():
     path = sys.argv[1]
     done = 0
+    pinging = False
+    next_ping = 0.0
+    term = {}  # what on-term set: "secs", "text"; "at" once the signal came
+
+    def on_term(signum, frame):
+        term["at"] = time.monotonic()
+        print("got TERM", flush=True)
+        send(term["text"])
+
+    def on_usr1(signum, frame):
+        print("got USR1", flush=True)
+        send(usr1_text)
+
+    usr1_text = ""
     while True:
+        if "at" in term and time.monotonic() - term["at"] >= term["secs"]:
+            print("exiting after TERM", flush=True)
+            sys.exit(0)
+        if pinging and time.monotonic() >= next_ping:
+            ping()
+            next_ping = time.monotonic() + PING_EVERY
         try:
             with open(path) as f:
                 lines = f.read().splitlines()
@@ -77,6 +114,16 @@ def main():
             elif cmd == "env":
                 print("NOTIFY_SOCKET=" + os.environ.get("NOTIFY_SOCKET", ""), flush=True)
                 print("WATCHDOG_USEC=" + os.environ.get("WATCHDOG_USEC", ""), flush=True)
+            elif cmd == "watchdog":
+                pinging = arg == "on"
+                next_ping = 0.0
+            elif cmd == "on-term":
+                secs, _, text = arg.partition(" ")
+                term.update(secs=float(secs), text=text)
+                signal.signal(signal.SIGTERM, on_term)
+            elif cmd == "on-usr1":
+                usr1_text = arg
+                signal.signal(signal.SIGUSR1, on_usr1)
             elif cmd == "exit":
                 print(f"done {done}", flush=True)
                 sys.exit(int(arg))

@@ -236,14 +236,20 @@ impl Core {
         }
     }
 
-    /// `EXTEND_TIMEOUT_USEC=`: the start (readiness deadline) or stop (SIGKILL deadline) under
-    /// way may last until `until` (a stop still within the container's stop budget).
+    /// `EXTEND_TIMEOUT_USEC=`: the start (readiness deadline) or stop under way may last until
+    /// `until` (a stop still within the container's stop budget). A stop's `pre_stop` hook is
+    /// part of it: both the hook's deadline and the SIGKILL deadline move, so the hook keeps
+    /// running and the stop signal follows it.
     fn extend_timeout(&mut self, i: usize, until: Instant) {
         let bounded = self.bounded(until);
         match &mut self.programs[i].phase {
             Phase::Starting {
                 ready_by: Some(by), ..
             } => *by = (*by).max(until),
+            Phase::PreStopping(s) => {
+                s.until = s.until.max(bounded);
+                s.kill_at = s.kill_at.max(bounded);
+            }
             Phase::Stopping(Stopping {
                 kill_at: Some(at), ..
             }) => *at = (*at).max(bounded),
