@@ -65,42 +65,93 @@ pub struct Imported {
 pub fn import(path: &Path) -> Result<Imported, Vec<InputError>> {
     let input = read::read_input(path)?;
     let ini = &input.ini;
-    let defaults = &ini.defaults;
     let mut notes = input.notes.clone();
     let mut errors = Vec::new();
 
     let (init, mut globals) = supervisord::translate(
         ini.section("supervisord"),
-        defaults,
+        &ini.defaults,
         &mut notes,
         &mut errors,
     );
-    for s in ini
-        .sections
-        .iter()
-        .filter(|s| s.name.starts_with("eventlistener:"))
-    {
-        let (note, ends) = sections::eventlistener(s, defaults);
-        notes.push(note);
-        if ends && globals.exit_on_fatal.is_none() {
-            globals.exit_on_fatal = Some(s.name.split_once(':').map_or("", |(_, n)| n).to_string());
-        }
-    }
+    note_listeners(ini, &mut globals, &mut notes);
     for s in &ini.sections {
         if let Some(n) = sections::other(s) {
             notes.push(n);
         }
     }
     let groups = groups::read_groups(ini, &mut notes, &mut errors);
+    let programs = name_programs(ini, &groups, &mut notes, &mut errors);
+    let mut translated = Vec::new();
+    for p in &programs {
+        if let Some(t) = program::translate(p, &globals, &mut notes, &mut errors) {
+            translated.push((p.supervisord_name.clone(), p.group.clone(), t));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
 
-    // Names: each program's, kept apart from the others' and from their instances' (`web`
-    // with numprocs = 3 takes web-0, web-1 and web-2 too).
-    let mut taken = names::Unique::default();
+    write_order(&mut translated, &groups, &mut notes);
+    general_notes(ini, &translated, &mut notes);
+    let files = files::output_files(
+        init,
+        translated.as_slice(),
+        &groups,
+        &mut names::Unique::default(),
+    );
+    let needs = files::needed_variables(&files);
+    if !needs.is_empty() {
+        notes.push(Note::general(
+            "environment",
+            format!(
+                "the output reads {} from ctrlinit's environment when it loads (unset, it is an error, as it was for supervisord)",
+                needs.join(", ")
+            ),
+            "give the container these variables, or write defaults as ${NAME:-value}",
+        ));
+    }
+    Ok(Imported {
+        programs: translated.len(),
+        files,
+        notes,
+        inputs: input.files.len(),
+    })
+}
+
+/// Every `[eventlistener:x]` said; one that ended supervisord on FATAL is remembered, so the
+/// programs get `on_exhausted = "exit"`.
+fn note_listeners(ini: &ini::Ini, globals: &mut globals::Globals, notes: &mut Vec<Note>) {
     for s in ini
         .sections
         .iter()
-        .filter(|s| s.name.starts_with("program:"))
+        .filter(|s| s.name.starts_with("eventlistener:"))
     {
+        let (note, ends) = sections::eventlistener(s, &ini.defaults);
+        notes.push(note);
+        if ends && globals.exit_on_fatal.is_none() {
+            globals.exit_on_fatal = Some(s.name.split_once(':').map_or("", |(_, n)| n).to_string());
+        }
+    }
+}
+
+/// Each `[program:x]` with its ctrlinit name, kept apart from the others' and from their
+/// instances' (`web` with numprocs = 3 takes web-0, web-1 and web-2 too); a name that changed
+/// is said.
+fn name_programs<'a>(
+    ini: &'a ini::Ini,
+    groups: &groups::Groups,
+    notes: &mut Vec<Note>,
+    errors: &mut Vec<InputError>,
+) -> Vec<program::Program<'a>> {
+    let defaults = &ini.defaults;
+    let sections = || {
+        ini.sections
+            .iter()
+            .filter(|s| s.name.starts_with("program:"))
+    };
+    let mut taken = names::Unique::default();
+    for s in sections() {
         let raw = s.name.split_once(':').map_or("", |(_, n)| n.trim());
         if let Some(n) = s
             .get("numprocs", defaults)
@@ -113,13 +164,9 @@ pub fn import(path: &Path) -> Result<Imported, Vec<InputError>> {
             }
         }
     }
-    let mut programs: Vec<program::Program<'_>> = Vec::new();
-    for s in ini
-        .sections
-        .iter()
-        .filter(|s| s.name.starts_with("program:"))
-    {
-        let Some(sup_name) = groups::section_name(s, &mut errors) else {
+    let mut programs = Vec::new();
+    for s in sections() {
+        let Some(sup_name) = groups::section_name(s, errors) else {
             continue;
         };
         let base = names::program_name(&sup_name, suffix_room(s, defaults));
@@ -141,43 +188,7 @@ pub fn import(path: &Path) -> Result<Imported, Vec<InputError>> {
             name,
         });
     }
-
-    let mut translated = Vec::new();
-    for p in &programs {
-        if let Some(t) = program::translate(p, &globals, &mut notes, &mut errors) {
-            translated.push((p.supervisord_name.clone(), p.group.clone(), t));
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-
-    write_order(&mut translated, &groups, &mut notes);
-    general_notes(ini, &translated, &mut notes);
-    let files = files::output_files(
-        init,
-        translated.as_slice(),
-        &groups,
-        &mut names::Unique::default(),
-    );
-    let mut imported = Imported {
-        programs: translated.len(),
-        files,
-        notes,
-        inputs: input.files.len(),
-    };
-    let needs = files::needed_variables(&imported.files);
-    if !needs.is_empty() {
-        imported.notes.push(Note::general(
-            "environment",
-            format!(
-                "the output reads {} from ctrlinit's environment when it loads (unset, it is an error, as it was for supervisord)",
-                needs.join(", ")
-            ),
-            "give the container these variables, or write defaults as ${NAME:-value}",
-        ));
-    }
-    Ok(imported)
+    programs
 }
 
 /// Characters to leave for an instance suffix (`-9`, `-99` …), from `numprocs`.
@@ -250,6 +261,21 @@ fn general_notes(
         ));
         return;
     }
+    note_stopping(translated, notes);
+    note_here_and_host(ini, notes);
+    notes.push(Note::general(
+        "environment",
+        "ctrlinit does not set SUPERVISOR_ENABLED, SUPERVISOR_PROCESS_NAME, SUPERVISOR_GROUP_NAME or SUPERVISOR_SERVER_URL for programs",
+        "a script that tests them can test CTRLINIT_* in its env, or be given them in env",
+    ));
+}
+
+/// How stopping differs: the whole process group is signalled, and the container's stop
+/// budget caps a long `stopwaitsecs`.
+fn note_stopping(
+    translated: &[(String, Option<String>, program::Translated)],
+    notes: &mut Vec<Note>,
+) {
     let group_loose: Vec<&str> = translated
         .iter()
         .filter(|(_, _, t)| !t.signals_group)
@@ -280,6 +306,10 @@ fn general_notes(
             "raise [init] stop_timeout together with docker stop -t / stop_grace_period, or shorten the programs' stop_timeout",
         ));
     }
+}
+
+/// `%(here)s` written as directories of this machine, `%(host_node_name)s` as `${HOSTNAME}`.
+fn note_here_and_host(ini: &ini::Ini, notes: &mut Vec<Note>) {
     let mut here_dirs: Vec<String> = Vec::new();
     let mut host = false;
     for s in &ini.sections {
@@ -313,9 +343,4 @@ fn general_notes(
             "outside them, set HOSTNAME in ctrlinit's environment",
         ));
     }
-    notes.push(Note::general(
-        "environment",
-        "ctrlinit does not set SUPERVISOR_ENABLED, SUPERVISOR_PROCESS_NAME, SUPERVISOR_GROUP_NAME or SUPERVISOR_SERVER_URL for programs",
-        "a script that tests them can test CTRLINIT_* in its env, or be given them in env",
-    ));
 }
