@@ -675,3 +675,47 @@ fn names_stay_apart_from_each_other_and_from_instances() {
         checked.stdout
     );
 }
+
+#[test]
+fn startsecs_becomes_an_uptime_check_that_counts_quick_exits_as_failed_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::write(
+        dir.path().join("s.conf"),
+        format!(
+            "[program:flaky]\ncommand=/bin/sh -c \"echo run >> {}; exit 0\"\nstartsecs=2\nstartretries=2\n\n[program:steady]\ncommand=/bin/sleep 1000\nstartsecs=1\nautorestart=false\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let ran = import_in(dir.path(), &["s.conf", "-o", out.to_str().unwrap()]);
+    assert_eq!(ran.code, 0, "{}", ran.all());
+    let files = files_of(&out);
+    assert!(
+        files["flaky.toml"].contains("ready = { uptime = \"2s\" }"),
+        "{}",
+        files["flaky.toml"]
+    );
+    assert!(
+        files["steady.toml"].contains("ready = { uptime = \"1s\" }"),
+        "{}",
+        files["steady.toml"]
+    );
+    // autorestart = false: supervisord still retried failed starts; ctrlinit's "never" does not.
+    assert!(
+        ran.stderr
+            .contains("supervisord retried a start that ended within startsecs"),
+        "{}",
+        ran.stderr
+    );
+    let init = init().config_dir(&out).start();
+    // An exit 0 within startsecs was a failed start for supervisord (autorestart = unexpected
+    // restarted it), and is one here: 1 + startretries runs, then FATAL's "stop".
+    init.wait_states(&["flaky=stopped", "steady=running"]);
+    assert_eq!(file_lines(&runs).len(), 3, "{}", init.output());
+    assert_eq!(
+        init.program_json("flaky")["down_reason"],
+        "restart budget exhausted"
+    );
+}

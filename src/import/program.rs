@@ -150,6 +150,7 @@ pub fn translate(
     t.set("command", argv);
     let oneshot = write_kind(&mut k, &mut t, &settings, &procs);
     write_restart(&mut k, &mut t, &settings, oneshot, globals);
+    write_startsecs(&mut k, &mut t, &settings, oneshot);
     let stop_seconds = write_stop(&mut t, &settings);
     write_identity(&mut k, &mut t, &settings, &each, globals);
 
@@ -257,7 +258,7 @@ fn write_kind(k: &mut Keys<'_>, t: &mut Table, s: &Settings, procs: &Processes) 
     oneshot
 }
 
-/// `restart`, `success_codes`, the budget, and what `startsecs` means here.
+/// `restart`, `success_codes` and the budget.
 fn write_restart(k: &mut Keys<'_>, t: &mut Table, s: &Settings, oneshot: bool, g: &Globals) {
     let restart = match s.autorestart {
         AutoRestart::Always => ("always", "autorestart = true"),
@@ -276,18 +277,50 @@ fn write_restart(k: &mut Keys<'_>, t: &mut Table, s: &Settings, oneshot: bool, g
             "exitcodes",
         );
     }
-    let (startsecs, startsecs_set) = s.startsecs;
     if s.autorestart != AutoRestart::Never {
-        budget(k, t, s.retries.clone(), startsecs, g);
+        budget(k, t, s.retries.clone(), s.startsecs.0, g);
     }
-    if startsecs_set
-        && startsecs > 0
-        && let Some(o) = k.opt("startsecs").cloned()
+}
+
+/// `startsecs` as `ready = { uptime }`: ready once up that long, and a run that ends sooner is
+/// a failed start, as supervisord counted it. supervisord's default (1) counts as set: every
+/// program it ran had one. 0, or a oneshot (which has no readiness check), writes nothing.
+fn write_startsecs(k: &mut Keys<'_>, t: &mut Table, s: &Settings, oneshot: bool) {
+    let (startsecs, set) = s.startsecs;
+    if startsecs <= 0 || oneshot {
+        return;
+    }
+    let why = if set {
+        format!("startsecs = {startsecs}")
+    } else {
+        "startsecs = 1 (supervisord's default)".to_string()
+    };
+    t.set_with(
+        "ready",
+        Val::Inline(vec![("uptime".into(), Val::Str(format!("{startsecs}s")))]),
+        &format!("{why}: ready once up {startsecs}s; a run that ends sooner failed to start, whatever its exit"),
+    );
+    // The uptime must fit in ready_timeout (60s unless set).
+    if startsecs >= 60 {
+        t.set_with(
+            "ready_timeout",
+            Val::Str(format!("{}s", startsecs + 30)),
+            "longer than the uptime, which must fit in it",
+        );
+    }
+    let retries = match &s.retries {
+        Some((Got::Now(n), _)) => *n,
+        Some((Got::Later(_), _)) => 1,
+        None => 3,
+    };
+    if s.autorestart == AutoRestart::Never
+        && retries > 0
+        && let Some(o) = k.opt("autorestart").cloned()
     {
         k.note(
             &o,
-            format!("ctrlinit has no minimum run time: a run shorter than {startsecs}s is not a failed start, and the program is running (and its dependents start) once spawned"),
-            "add a ready check (ready = { tcp = \"127.0.0.1:PORT\" }, { exec = [...] } or { file = ... }) so it counts as up only when it is; restart_window bounds quick failures",
+            "supervisord retried a start that ended within startsecs (startretries times) even with autorestart = false; with restart = \"never\" ctrlinit does not",
+            "if failed starts should be retried, write restart = \"on-failure\" (it then also restarts a failing exit after the start)",
         );
     }
 }
