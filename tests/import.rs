@@ -17,6 +17,28 @@ fn inputs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import/inputs")
 }
 
+/// Inputs written for these tests (not taken from a project), each saying what it exercises:
+/// cases the real ones do not have. Their snapshots are `expected/own-NAME`.
+fn own_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import/own")
+}
+
+/// The own inputs: `own-NAME` and the file.
+fn own_cases() -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(own_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "conf"))
+        .map(|p| {
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            (format!("own-{stem}"), p)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 fn expected_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import/expected")
 }
@@ -49,21 +71,23 @@ fn import_in(cwd: &Path, args: &[&str]) -> Ran {
     run_with_deadline(cmd, DEADLINE)
 }
 
-/// Imports `main` (named relative to the inputs directory, so reports name files as a user
+/// Imports `main` (named relative to its inputs directory, so reports name files as a user
 /// would) into `out`.
 fn import_case(main: &Path, out: &Path) -> Ran {
-    let rel = main.strip_prefix(inputs_dir()).unwrap();
-    import_in(
-        &inputs_dir(),
-        &[rel.to_str().unwrap(), "-o", out.to_str().unwrap()],
-    )
+    let base = if main.starts_with(own_dir()) {
+        own_dir()
+    } else {
+        inputs_dir()
+    };
+    let rel = main.strip_prefix(&base).unwrap();
+    import_in(&base, &[rel.to_str().unwrap(), "-o", out.to_str().unwrap()])
 }
 
 /// The machine-specific parts of an output made the same everywhere.
 fn normalize(text: &str, out: &Path) -> String {
-    let inputs = inputs_dir();
     text.replace(out.to_str().unwrap(), "{out}")
-        .replace(inputs.to_str().unwrap(), "{inputs}")
+        .replace(inputs_dir().to_str().unwrap(), "{inputs}")
+        .replace(own_dir().to_str().unwrap(), "{own}")
 }
 
 /// The files of a directory by name.
@@ -163,7 +187,7 @@ fn every_input_imports_as_its_snapshot_and_checks() {
         cases.len()
     );
     let mut failures = Vec::new();
-    for (name, main) in &cases {
+    for (name, main) in cases.iter().chain(&own_cases()) {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("out");
         let ran = import_case(main, &out);
@@ -242,6 +266,18 @@ fn every_input_cites_its_source() {
                 f.display()
             );
         }
+    }
+}
+
+#[test]
+fn every_own_input_says_it_was_written_here_and_what_for() {
+    for (name, main) in own_cases() {
+        let text = std::fs::read_to_string(&main).unwrap();
+        assert!(
+            text.starts_with("; Written for ctrlinit's import tests"),
+            "{name}: {} does not say where it comes from",
+            main.display()
+        );
     }
 }
 

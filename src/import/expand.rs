@@ -23,6 +23,16 @@ pub struct Spec {
     pub written: String,
 }
 
+impl Spec {
+    /// Whether it writes its value as it is (`%(x)s`, `%(x)d`): no width, padding or precision.
+    pub fn is_plain(&self) -> bool {
+        self.flags.is_empty()
+            && self.width.is_none()
+            && self.precision.is_none()
+            && matches!(self.conv, 's' | 'd' | 'i' | 'u')
+    }
+}
+
 /// What a key stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
@@ -236,10 +246,7 @@ pub fn expand(
 /// A value known at start only: written as its references; formatting they cannot keep (a
 /// width, padding, a precision) is lost and said.
 fn later(text: &mut Text, lost: &mut Vec<Lost>, spec: &Spec, value: &Text) {
-    let plain = spec.flags.is_empty()
-        && spec.width.is_none()
-        && spec.precision.is_none()
-        && matches!(spec.conv, 's' | 'd' | 'i' | 'u');
+    let plain = spec.is_plain();
     if spec.conv == 'r' {
         text.push_str("'");
         text.extend(value);

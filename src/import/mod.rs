@@ -26,6 +26,7 @@ pub mod ini;
 pub mod keys;
 pub mod logs;
 pub mod names;
+pub mod numbered;
 pub mod order;
 pub mod processes;
 pub mod program;
@@ -151,7 +152,7 @@ fn name_programs<'a>(
             .filter(|s| s.name.starts_with("program:"))
     };
     let mut taken = names::Unique::default();
-    for s in sections() {
+    for s in sections().filter(|s| numbered::numbered_processes(s, defaults).is_none()) {
         let raw = s.name.split_once(':').map_or("", |(_, n)| n.trim());
         if let Some(n) = s
             .get("numprocs", defaults)
@@ -169,6 +170,14 @@ fn name_programs<'a>(
         let Some(sup_name) = groups::section_name(s, errors) else {
             continue;
         };
+        let group = groups.member_of.get(&sup_name).cloned();
+        if let Some(numbers) = numbered::numbered_processes(s, defaults) {
+            let (taken, n) = (&mut taken, &numbers);
+            programs.extend(numbered::programs(
+                s, defaults, &sup_name, group, n, taken, notes,
+            ));
+            continue;
+        }
         let base = names::program_name(&sup_name, suffix_room(s, defaults));
         let name = taken.take(&base);
         if name != sup_name {
@@ -183,9 +192,11 @@ fn name_programs<'a>(
         programs.push(program::Program {
             section: s,
             defaults,
-            group: groups.member_of.get(&sup_name).cloned(),
+            group,
             supervisord_name: sup_name,
+            file: name.clone(),
             name,
+            number: None,
         });
     }
     programs

@@ -43,8 +43,13 @@ impl Processes {
 
 /// Reads `numprocs` and `numprocs_start` in the first round; `None` when the section runs no
 /// process (said). A `process_name` that cannot tell several processes apart is an error, as
-/// it is for supervisord.
-pub fn read_processes(k: &mut Keys<'_>, early: &Scope<'_>) -> Option<Processes> {
+/// it is for supervisord. `number` is the process, when one process of the section is written
+/// as a program of its own (see `numbered`).
+pub fn read_processes(
+    k: &mut Keys<'_>,
+    early: &Scope<'_>,
+    number: Option<i64>,
+) -> Option<Processes> {
     let numprocs = k.typed("numprocs", early, datatypes::integer);
     let start = match k.typed("numprocs_start", early, datatypes::integer) {
         Some((got, _)) => got,
@@ -61,10 +66,12 @@ pub fn read_processes(k: &mut Keys<'_>, early: &Scope<'_>) -> Option<Processes> 
             Value::Later(Piece::Env("INSTANCES".into())),
         ),
     };
-    let num = match (&start, instances.is_some()) {
-        (_, true) => ProcessNum::Instance,
-        (Got::Now(s), false) => ProcessNum::Fixed(*s),
-        (Got::Later(_), false) => ProcessNum::Instance,
+    let instances = instances.filter(|_| number.is_none());
+    let num = match (number, &start, instances.is_some()) {
+        (Some(n), _, _) => ProcessNum::Fixed(n),
+        (None, _, true) => ProcessNum::Instance,
+        (None, Got::Now(s), false) => ProcessNum::Fixed(*s),
+        (None, Got::Later(_), false) => ProcessNum::Instance,
     };
     if let (Some((Got::Now(n), opt)), Some(pn)) = (&numprocs, k.opt("process_name").cloned())
         && *n > 1

@@ -32,6 +32,12 @@ pub struct Program<'a> {
     pub group: Option<String>,
     /// Its ctrlinit name.
     pub name: String,
+    /// One process of a `numprocs` section written as a program of its own (see `numbered`):
+    /// its process number.
+    pub number: Option<i64>,
+    /// The file it is written in when it is in no group (without `.toml`): its name, or its
+    /// section's for the processes of one section.
+    pub file: String,
 }
 
 /// A translated program.
@@ -55,6 +61,8 @@ pub struct Translated {
     pub signals_group: bool,
     /// `stopwaitsecs`, when set (and known now).
     pub stop_seconds: Option<i64>,
+    /// See [`Program::file`].
+    pub file: String,
 }
 
 /// Keys supervisord reads in a program section; anything else it ignores.
@@ -124,7 +132,7 @@ pub fn translate(
     let at = (p.section.file.clone(), p.section.line);
     // supervisord's first round, once for the program; then the second, per process.
     note_unknown_keys(&mut k);
-    let procs = read_processes(&mut k, &early)?;
+    let procs = read_processes(&mut k, &early, p.number)?;
     let settings = read_settings(&mut k, &early);
     let names = Names {
         program: &p.supervisord_name,
@@ -135,18 +143,16 @@ pub fn translate(
     if k.errors.len() > errors_before {
         return None;
     }
-    note_numbers_and_names(
-        &mut k,
-        &procs,
-        &each.names,
-        each.numbers_used,
-        &p.name,
-        &p.supervisord_name,
-    );
+    if p.number.is_none() {
+        let (name, theirs) = (&p.name, &p.supervisord_name);
+        note_numbers_and_names(&mut k, &procs, &each.names, each.numbers_used, name, theirs);
+    }
 
     let mut t = Table::new(&["program", &p.name]);
-    t.comments
-        .push(format!("{label} of {}:{}", at.0.display(), at.1));
+    t.comments.push(match p.number {
+        Some(n) => format!("{label} of {}:{}, process {n}", at.0.display(), at.1),
+        None => format!("{label} of {}:{}", at.0.display(), at.1),
+    });
     t.set("command", argv);
     let oneshot = write_kind(&mut k, &mut t, &settings, &procs);
     write_restart(&mut k, &mut t, &settings, oneshot, globals);
@@ -168,6 +174,7 @@ pub fn translate(
         oneshot,
         signals_group: settings.signals_group,
         stop_seconds,
+        file: p.file.clone(),
     })
 }
 
