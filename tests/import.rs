@@ -10,6 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use common::*;
 
@@ -753,5 +754,78 @@ fn startsecs_becomes_an_uptime_check_that_counts_quick_exits_as_failed_starts() 
     assert_eq!(
         init.program_json("flaky")["down_reason"],
         "restart budget exhausted"
+    );
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn the_imported_readthedocs_redis_is_the_real_daemon_and_answers_ping() {
+    // readthedocs.org's contrib/supervisord.conf runs `redis-server`: Debian's runs here as
+    // imported, told only where to listen and to keep no files (a free port on the loopback, a
+    // temp dir); main and celery (a Django checkout) are not installed and stand in as sleeps.
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let dir = data.path().display().to_string();
+    let (_tmp, out) = import_with_stand_ins("readthedocs-contrib.conf", &|cmd| {
+        Some(if cmd == "redis-server" {
+            format!(
+                "redis-server --port {port} --bind 127.0.0.1 --dir {dir} --save \"\" --appendonly no"
+            )
+        } else {
+            "sleep 1000".into()
+        })
+    });
+    let redis = std::fs::read_to_string(out.join("redis.toml")).unwrap();
+    assert!(
+        redis.contains(&format!(
+            "command = [\"redis-server\", \"--port\", \"{port}\""
+        )),
+        "{redis}"
+    );
+    let mut init = init().config_dir(&out).start();
+    init.wait_states(&["redis=running", "main=running", "celery=running"]);
+    let ping = || {
+        let mut cmd = Command::new("redis-cli");
+        cmd.args(["-h", "127.0.0.1", "-p", &port.to_string(), "ping"]);
+        run_with_deadline(cmd, Duration::from_secs(5))
+    };
+    let answer = wait_until("redis answers PING", DEADLINE, || {
+        let ran = ping();
+        (ran.stdout.trim() == "PONG").then_some(ran.stdout)
+    });
+    assert_eq!(answer.trim(), "PONG");
+    // The program ctrlinit runs is the daemon itself (not a wrapper), as PID 1's child.
+    let ns_pid = init.pid_of("redis").expect("redis has a pid") as i32;
+    let pid = host_pid(&init, ns_pid).expect("redis's host pid");
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+    // Debian's redis-server is a link to the one binary of its tools.
+    let daemon = Path::new("/usr/bin/redis-server").canonicalize().unwrap();
+    assert_eq!(exe, daemon);
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+    assert_eq!(comm.trim(), "redis-server");
+    let parent = ppid_of(pid).expect("a parent");
+    let parent_ns_pid = proc_status_field(parent, "NSpid")
+        .and_then(|v| v.split_whitespace().last().map(str::to_string));
+    assert_eq!(
+        parent_ns_pid.as_deref(),
+        Some("1"),
+        "ctrlinit, PID 1, is its parent"
+    );
+    // A graceful stop: SIGTERM, redis says goodbye and exits; the container exits 0.
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let log = file_lines(&init.dir().join("log").join("redis.log"));
+    assert!(
+        log.iter()
+            .any(|l| l.contains("Ready to accept connections"))
+            && log.iter().any(|l| l.contains("Redis is now ready to exit")),
+        "{log:?}"
     );
 }
