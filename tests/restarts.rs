@@ -382,6 +382,8 @@ depends_on = ["steady"]
         started.elapsed() >= Duration::from_millis(300),
         "ready before its uptime"
     );
+    // A state holds before its line is necessarily read from ctrlinit's output.
+    init.wait_for_line("web: waiting -> starting");
     let lines = init.lines();
     let ready = index_of_line(&lines, "steady: starting -> running: ready after")
         .unwrap_or_else(|| panic!("steady became ready:\n{}", lines.join("\n")));
@@ -389,6 +391,7 @@ depends_on = ["steady"]
     assert!(ready < web, "web waited for steady to be ready");
 
     init.wait_states(&["quick=stopped"]);
+    init.wait_for_line("quick exhausted: 2 restarts");
     let out = init.output();
     assert_eq!(file_lines(&init.dir().join("runs")).len(), 3, "{out}");
     assert!(
