@@ -10,8 +10,16 @@ For every role it checks that the engines agree on what they share:
     stop_timeouts (stopped in reverse dependency order, one after the other), and every engine's
     grace (stop_grace_period, terminationGracePeriodSeconds, kill_timeout) is that stop_timeout
     plus MARGIN (ctrlinit's own 2 s SIGKILL grace and 1 s to spare);
-  - the health check: `ctrlinit health` (the image's HEALTHCHECK too), with the same interval,
-    timeout, retries and start period;
+  - liveness is not readiness: what an engine restarts the container on is liveness
+    (`ctrlinit health --live`, or /livez: the image's HEALTHCHECK, compose and Swarm's
+    healthcheck, Kubernetes' livenessProbe and startupProbe, the only Nomad check with
+    check_restart), readiness (`ctrlinit health`, /readyz) only routes traffic (Kubernetes'
+    readinessProbe, Nomad's other check); all with the same interval, timeout, retries and start
+    period;
+  - the probe endpoint: the role's [init] http reads PROBE_ADDR (default 127.0.0.1:<port>, a
+    port of its own per role); every engine sets PROBE_ADDR to that port, on 0.0.0.0 in
+    Kubernetes (the kubelet probes the pod's address) and on 127.0.0.1 elsewhere (the checks run
+    inside the container), and Kubernetes' httpGet probes use it;
   - restarts: on failure (compose, Swarm), Always (Kubernetes' only choice for a Deployment),
     Swarm's max_attempts/window/delay = Nomad's attempts/interval/delay;
   - host mounts of the log and crash directories ([init] log_dir, crash_dir) and control's state;
@@ -36,10 +44,16 @@ except ImportError:
 ROLES = ["config", "control", "web"]
 MARGIN = 3.0  # seconds: grace = [init] stop_timeout + MARGIN
 EXIT_CODE = 75
-HEALTH = ["/usr/bin/ctrlinit", "health"]
+# Liveness (what an engine may restart the container on) and readiness (what routes traffic).
+LIVE = ["/usr/bin/ctrlinit", "health", "--live"]
+READY = ["/usr/bin/ctrlinit", "health"]
+# Where each engine's PROBE_ADDR listens: the kubelet probes the pod's address; the others'
+# checks run inside the container.
+PROBE_HOSTS = {"compose/swarm": "127.0.0.1", "kubernetes": "0.0.0.0", "nomad": "127.0.0.1"}
 # Variables whose values name an engine's own addresses or files: the same names everywhere,
 # values of each engine's own.
-ADDRESSES = {"CONFIG_URL", "API_UPSTREAM", "NGINX_RESOLVER", "CTRLINIT_TERMINATION_LOG"}
+ADDRESSES = {"CONFIG_URL", "API_UPSTREAM", "NGINX_RESOLVER", "CTRLINIT_TERMINATION_LOG",
+             "PROBE_ADDR"}
 # Host mounts every engine must give a role (container paths).
 MOUNTS = {"config": ["/var/log/ctrlinit", "/var/crash/ctrlinit"],
           "control": ["/var/log/ctrlinit", "/var/crash/ctrlinit", "/var/lib/control"],
@@ -243,6 +257,74 @@ def longest_stop(role, programs):
     return max([worst(n) for n in services] or [0.0])
 
 
+def check_health(role, c, kc, task):
+    """Liveness where an engine restarts the container on the check, readiness where it only
+    routes traffic, with compose's timings everywhere; returns those timings."""
+    hc = c.get("healthcheck", {})
+    if hc.get("test") != ["CMD"] + LIVE:
+        problem(role, "compose/swarm healthcheck is %s, not CMD %s: Swarm replaces an unhealthy task, "
+                "so it must be liveness" % (hc.get("test"), LIVE))
+    want = {"interval": seconds(hc.get("interval", "30s"), role), "timeout": seconds(hc.get("timeout", "30s"), role),
+            "retries": hc.get("retries", 3), "start": seconds(hc.get("start_period", "0s"), role)}
+    for probe, path in (("livenessProbe", "/livez"), ("startupProbe", "/livez"), ("readinessProbe", "/readyz")):
+        p = kc.get(probe) or {}
+        got_path = (p.get("httpGet") or {}).get("path")
+        if got_path != path:
+            problem(role, "kubernetes %s is not httpGet %s (got %s)" % (probe, path, got_path or p))
+            continue
+        got = {"interval": float(p.get("periodSeconds", 10)), "timeout": float(p.get("timeoutSeconds", 1))}
+        if probe != "startupProbe":
+            got["retries"] = p.get("failureThreshold", 3)
+        elif p.get("periodSeconds", 10) * p.get("failureThreshold", 3) < want["start"]:
+            problem(role, "kubernetes startupProbe allows less than start_period %gs" % want["start"])
+        for k, v in got.items():
+            if v != want[k]:
+                problem(role, "kubernetes %s %s is %s, compose has %s" % (probe, k, v, want[k]))
+    try:
+        checks = task.one("service").all("check")
+    except LookupError as e:
+        problem(role, "nomad: no service: %s" % e)
+        return want
+    argv = lambda ch: [ch.attrs.get("command")] + ch.attrs.get("args", [])
+    restarting = [ch for ch in checks if ch.all("check_restart")]
+    live = [ch for ch in restarting if argv(ch) == LIVE and ch.attrs.get("type") == "script"]
+    if len(restarting) != 1 or len(live) != 1:
+        problem(role, "nomad: check_restart must be on one check, a script check running %s (liveness); "
+                "it is on %s" % (LIVE, [argv(ch) for ch in restarting]))
+    if not any(argv(ch) == READY and not ch.all("check_restart") for ch in checks):
+        problem(role, "nomad: no readiness check running %s (without check_restart)" % READY)
+    for ch in checks:
+        got = {"interval": seconds(ch.attrs.get("interval"), role), "timeout": seconds(ch.attrs.get("timeout"), role)}
+        for cr in ch.all("check_restart"):
+            got.update(retries=cr.attrs.get("limit"), start=seconds(cr.attrs.get("grace", "1s"), role))
+        for k, v in got.items():
+            if v != want[k]:
+                problem(role, "nomad check %r %s is %s, compose has %s" % (ch.attrs.get("name"), k, v, want[k]))
+    return want
+
+
+def check_probe_endpoint(role, init, envs, kc):
+    """[init] http is ${PROBE_ADDR:-127.0.0.1:PORT}; every engine's PROBE_ADDR is that port on
+    its host; Kubernetes' probes use it. Returns the port."""
+    m = re.fullmatch(r"\$\{PROBE_ADDR:-127\.0\.0\.1:(\d+)\}", str(init.get("http", "")))
+    if not m:
+        problem(role, "[init] http is %r, not \"${PROBE_ADDR:-127.0.0.1:PORT}\"" % init.get("http"))
+        return None
+    port = int(m.group(1))
+    for engine, host in PROBE_HOSTS.items():
+        got = envs[engine].get("PROBE_ADDR")
+        if got != "%s:%d" % (host, port):
+            problem(role, "%s PROBE_ADDR is %s, not %s:%d" % (engine, got, host, port))
+    named = {p.get("name"): p.get("containerPort") for p in kc.get("ports", [])}
+    if port not in named.values():
+        problem(role, "kubernetes declares no containerPort %d (the probe endpoint)" % port)
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        target = ((kc.get(probe) or {}).get("httpGet") or {}).get("port")
+        if named.get(target, target) != port:
+            problem(role, "kubernetes %s port %s is not the probe port %d" % (probe, target, port))
+    return port
+
+
 def main():
     deploy = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(__file__))
     load = lambda name: yaml.safe_load(open(os.path.join(deploy, name)))
@@ -255,9 +337,10 @@ def main():
     dockerfile = open(os.path.join(deploy, "roles", "Dockerfile")).read()
 
     m = re.search(r"^HEALTHCHECK .*CMD (\[.*\])\s*$", dockerfile, re.M)
-    if not m or yaml.safe_load(m.group(1)) != HEALTH:
-        problem("image", "roles/Dockerfile's HEALTHCHECK is not CMD %s" % HEALTH)
+    if not m or yaml.safe_load(m.group(1)) != LIVE:
+        problem("image", "roles/Dockerfile's HEALTHCHECK is not CMD %s (liveness)" % LIVE)
     health_x = roles_doc.get("x-health", {})
+    probe_ports = {}
 
     for role in ROLES:
         init, programs = role_conf(deploy, role)
@@ -320,38 +403,15 @@ def main():
         if task.attrs.get("kill_signal", "SIGINT") != "SIGTERM":
             problem(role, "nomad kill_signal is not SIGTERM")
 
-        # health
-        hc = c.get("healthcheck", {})
-        if hc.get("test") != ["CMD"] + HEALTH:
-            problem(role, "compose healthcheck is %s, not CMD %s" % (hc.get("test"), HEALTH))
-        want = {"interval": seconds(hc.get("interval", "30s"), role), "timeout": seconds(hc.get("timeout", "30s"), role),
-                "retries": hc.get("retries", 3), "start": seconds(hc.get("start_period", "0s"), role)}
-        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-            p = kc.get(probe) or {}
-            if (p.get("exec") or {}).get("command") != HEALTH:
-                problem(role, "kubernetes %s does not exec %s" % (probe, HEALTH))
-                continue
-            got = {"interval": float(p.get("periodSeconds", 10)), "timeout": float(p.get("timeoutSeconds", 1))}
-            if probe != "startupProbe":
-                got["retries"] = p.get("failureThreshold", 3)
-            elif p.get("periodSeconds", 10) * p.get("failureThreshold", 3) < want["start"]:
-                problem(role, "kubernetes startupProbe allows less than start_period %gs" % want["start"])
-            for k, v in got.items():
-                if v != want[k]:
-                    problem(role, "kubernetes %s %s is %s, compose has %s" % (probe, k, v, want[k]))
-        try:
-            check = task.one("service").one("check")
-            cr = check.one("check_restart")
-        except LookupError as e:
-            problem(role, "nomad: no service check: %s" % e)
-        else:
-            if [check.attrs.get("command")] + check.attrs.get("args", []) != HEALTH or check.attrs.get("type") != "script":
-                problem(role, "nomad check is not a script check running %s" % HEALTH)
-            got = {"interval": seconds(check.attrs.get("interval"), role), "timeout": seconds(check.attrs.get("timeout"), role),
-                   "retries": cr.attrs.get("limit"), "start": seconds(cr.attrs.get("grace", "1s"), role)}
-            for k, v in got.items():
-                if v != want[k]:
-                    problem(role, "nomad check %s is %s, compose has %s" % (k, v, want[k]))
+        # health: liveness for what restarts the container, readiness for what routes traffic
+        want = check_health(role, c, kc, task)
+
+        # the probe endpoint
+        port = check_probe_endpoint(role, init, envs, kc)
+        if port is not None:
+            if port in probe_ports.values():
+                problem(role, "probe port %d is another role's too (Nomad shares the host's network)" % port)
+            probe_ports[role] = port
 
         # restarts
         if c.get("restart") != "on-failure":
@@ -388,11 +448,11 @@ def main():
                 problem(role, "kubernetes volume %s is not a hostPath" % vm["name"])
 
         print("%-8s image %s; stop budget %gs (longest stop chain %gs), so grace %gs; %d variables; "
-              "health %s every %gs" % (role, images["compose"], budget, chain, grace, len(envs["nomad"]),
-                                       " ".join(HEALTH), want["interval"]))
+              "liveness %s every %gs; probe port %s" % (role, images["compose"], budget, chain, grace,
+                                                        len(envs["nomad"]), " ".join(LIVE), want["interval"], port))
 
-    if health_x.get("test") != ["CMD"] + HEALTH:
-        problem("roles.yaml", "x-health is not CMD %s" % HEALTH)
+    if health_x.get("test") != ["CMD"] + LIVE:
+        problem("roles.yaml", "x-health is not CMD %s (liveness)" % LIVE)
     if problems:
         print("deploy consistency: %d problem(s):" % len(problems))
         for p in problems:

@@ -1,7 +1,7 @@
 # The three roles on Nomad: one group per role, one docker task in each (ctrlinit as PID 1 and
 # the role's programs). Not run in this repository's tests (no Nomad here);
 # deploy/check_consistency.py holds it to roles.yaml and the roles' conf.d (images, environment,
-# kill_timeout against the stop budgets, the health check, restarts).
+# kill_timeout against the stop budgets, the checks, restarts).
 #
 #     nomad job run deploy/nomad.hcl
 #
@@ -10,12 +10,20 @@
 # script checks run `ctrlinit health` inside the task; *.service.consul names are resolved by the
 # host's DNS, e.g. dnsmasq or systemd-resolved forwarding .consul to Consul on 127.0.0.1).
 # Host networking, as the background's role containers use: the roles' ports do not collide
-# (API 8080, redis 6379 and 6380 on loopback, control 5269, web 80).
+# (API 8080, redis 6379 and 6380 on loopback, control 5269, web 80, ctrlinit's probe endpoints
+# 9101-9103 on loopback).
+#
+# Checks: two per role. "ready" (`ctrlinit health`: every program up) decides whether Consul
+# offers the service; "live" (`ctrlinit health --live`, what /livez answers: ctrlinit answers and
+# no program is past its liveness threshold) alone has check_restart. A program restarting
+# within its budget fails "ready" but not "live", so Nomad restarts only what ctrlinit gives up
+# on (its exit 75, then the restart block). Script checks run inside the task, so the endpoint
+# stays on the loopback; a Consul http check would come from the agent at the node's address.
 #
 # Exit codes (deploy/README.md): 75 = a program exhausted its restart budget, 0 = stopped on
 # request, 2 = bad configuration. A service job's task is restarted whatever its status: at most
 # `attempts` times in `interval`, `delay` apart; then (mode = "delay") it waits out the interval
-# and goes on. check_restart restarts a task whose check fails 3 times in a row.
+# and goes on. check_restart restarts a task whose "live" check fails 3 times in a row.
 #
 # (check_consistency.py parses this file with a small HCL reader: blocks, attributes, strings,
 # numbers, booleans, lists; keep to those.)
@@ -63,6 +71,8 @@ job "ctrlinit-deploy" {
         REDIS_PORT               = "6379"
         REDIS_MAXMEMORY          = "64mb"
         CTRLINIT_TERMINATION_LOG = "/var/log/ctrlinit/termination-log"
+        # [init] http on the loopback: the checks run inside the task.
+        PROBE_ADDR               = "127.0.0.1:9101"
       }
 
       service {
@@ -71,10 +81,19 @@ job "ctrlinit-deploy" {
         address_mode = "host"
 
         check {
-          name     = "ctrlinit health"
+          name     = "ctrlinit ready"
           type     = "script"
           command  = "/usr/bin/ctrlinit"
           args     = ["health"]
+          interval = "2s"
+          timeout  = "3s"
+        }
+
+        check {
+          name     = "ctrlinit live"
+          type     = "script"
+          command  = "/usr/bin/ctrlinit"
+          args     = ["health", "--live"]
           interval = "2s"
           timeout  = "3s"
 
@@ -133,6 +152,7 @@ job "ctrlinit-deploy" {
         CONTROL_PORT             = "5269"
         SEQUENCE_INTERVAL        = "0.2"
         CTRLINIT_TERMINATION_LOG = "/var/log/ctrlinit/termination-log"
+        PROBE_ADDR               = "127.0.0.1:9102"
       }
 
       service {
@@ -141,10 +161,19 @@ job "ctrlinit-deploy" {
         address_mode = "host"
 
         check {
-          name     = "ctrlinit health"
+          name     = "ctrlinit ready"
           type     = "script"
           command  = "/usr/bin/ctrlinit"
           args     = ["health"]
+          interval = "2s"
+          timeout  = "3s"
+        }
+
+        check {
+          name     = "ctrlinit live"
+          type     = "script"
+          command  = "/usr/bin/ctrlinit"
+          args     = ["health", "--live"]
           interval = "2s"
           timeout  = "3s"
 
@@ -197,6 +226,7 @@ job "ctrlinit-deploy" {
         NGINX_RESOLVER           = "127.0.0.1"
         CANARY_INTERVAL          = "1"
         CTRLINIT_TERMINATION_LOG = "/var/log/ctrlinit/termination-log"
+        PROBE_ADDR               = "127.0.0.1:9103"
       }
 
       service {
@@ -205,10 +235,19 @@ job "ctrlinit-deploy" {
         address_mode = "host"
 
         check {
-          name     = "ctrlinit health"
+          name     = "ctrlinit ready"
           type     = "script"
           command  = "/usr/bin/ctrlinit"
           args     = ["health"]
+          interval = "2s"
+          timeout  = "3s"
+        }
+
+        check {
+          name     = "ctrlinit live"
+          type     = "script"
+          command  = "/usr/bin/ctrlinit"
+          args     = ["health", "--live"]
           interval = "2s"
           timeout  = "3s"
 

@@ -2,8 +2,10 @@
 # The roles on a real engine: builds the images (deploy/build.sh; cached), then runs the three
 # roles with docker-compose and then with Docker Swarm (single node), and checks on each:
 #
-#   up        every role healthy (HEALTHCHECK ctrlinit health); the configuration came from the
-#             environment (CLUSTER_NAME differs per engine) through config -> control and web;
+#   up        every role healthy (HEALTHCHECK ctrlinit health --live) and ready (ctrlinit health:
+#             every program up); each role's probe endpoint ([init] http at PROBE_ADDR) answers
+#             /livez and /readyz; the configuration came from the environment (CLUSTER_NAME
+#             differs per engine) through config -> control and web;
 #   crash     `kill -SEGV` of the control role's holder (a signal ctrlinit did not send): a crash
 #             report on the host mount, the daemons inside its namespace restarted after it
 #             (restart = true), no line of the sequence lost, the role healthy again;
@@ -121,18 +123,26 @@ containers() {
     esac
 }
 cid() { containers "$1" --filter status=running | head -n1; }
-is_healthy() { [ -n "$(containers "$1" --filter health=healthy)" ]; }
+# ready CONTAINER: every program of it up (ctrlinit health, readiness). Docker's health status
+# is liveness (HEALTHCHECK ctrlinit health --live), which holds while a program restarts within
+# its budget, so "healthy" here is both.
+ready() { docker exec "$1" /usr/bin/ctrlinit health >/dev/null 2>&1; }
+is_healthy() {
+    local c
+    for c in $(containers "$1" --filter health=healthy); do ready "$c" && return 0; done
+    return 1
+}
 all_healthy() {
     local r
     for r in "${ROLES[@]}"; do is_healthy "$r" || return 1; done
 }
 # incarnation CONTAINER: its id and start time (a restarted compose container keeps its id).
 incarnation() { docker inspect -f '{{.Id}} {{.State.StartedAt}}' "$1" 2>/dev/null; }
-# back_healthy ROLE OLD: a healthy container of ROLE that is not the incarnation OLD.
+# back_healthy ROLE OLD: a healthy and ready container of ROLE that is not the incarnation OLD.
 back_healthy() {
     local c
     for c in $(containers "$1" --filter health=healthy); do
-        [ "$(incarnation "$c")" != "$2" ] && return 0
+        [ "$(incarnation "$c")" != "$2" ] && ready "$c" && return 0
     done
     return 1
 }
@@ -213,7 +223,7 @@ phase_up() {
         ;;
     esac
     if wait_for 120 all_healthy; then
-        pass "$ENGINE: every role healthy (ctrlinit health) $(secs "$(ms_since "$t0")") after starting the stack"
+        pass "$ENGINE: every role healthy (ctrlinit health --live) and ready (ctrlinit health) $(secs "$(ms_since "$t0")") after starting the stack"
     else
         fail "$ENGINE: not every role became healthy within 120 s"
         show_all
@@ -221,6 +231,9 @@ phase_up() {
     fi
     for r in "${ROLES[@]}"; do
         check "$ENGINE: $r: every program up (docker exec ctrlinit status exits 0)" quiet ctl "$r" status
+        # shellcheck disable=SC2016 # $PROBE_ADDR is the container's
+        check "$ENGINE: $r: the probe endpoint answers /livez and /readyz (PROBE_ADDR $(in_role "$r" printenv PROBE_ADDR))" \
+            quiet in_role "$r" sh -c 'for p in livez readyz; do timeout 3 busybox wget -q -O - "http://$PROBE_ADDR/$p" | grep -qx ok || exit 1; done'
     done
     if wait_for 20 path_works; then
         pass "$ENGINE: web -> nginx -> config API answers with CLUSTER_NAME=$CLUSTER_NAME from the environment"
@@ -229,8 +242,8 @@ phase_up() {
     fi
     check "$ENGINE: control provisioned from the config role's API (cluster.json names $CLUSTER_NAME)" \
         quiet sh -c "docker exec \"\$1\" cat /etc/role/cluster.json | grep -q '\"$CLUSTER_NAME\"'" _ "$(cid control)"
-    check "$ENGINE: the HEALTHCHECK is ctrlinit health" \
-        test "$(docker inspect -f '{{json .Config.Healthcheck.Test}}' "$(cid config)")" = '["CMD","/usr/bin/ctrlinit","health"]'
+    check "$ENGINE: the HEALTHCHECK is liveness, ctrlinit health --live" \
+        test "$(docker inspect -f '{{json .Config.Healthcheck.Test}}' "$(cid config)")" = '["CMD","/usr/bin/ctrlinit","health","--live"]'
 }
 
 phase_crash() {

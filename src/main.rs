@@ -73,7 +73,7 @@ fn client(cli: &Cli, cmd: &Command) -> u8 {
             by_program,
         } => ctl::logs(&socket, names.clone(), *lines, *follow, *by_program),
         Command::Events { json } => ctl::events(&socket, *json),
-        Command::Health { strict } => ctl::health(&socket, *strict),
+        Command::Health { strict, live } => ctl::health(&socket, *strict, *live),
         Command::Reload => ctl::reload(&socket),
         Command::Shutdown => ctl::shutdown(&socket),
         Command::Graph { format } => graph(cli, &socket, *format),

@@ -57,8 +57,22 @@ mutate "a variable missing in one engine" kubernetes.yaml \
     '/name: SEQUENCE_INTERVAL/d' 'kubernetes lacks'
 mutate "another image" kubernetes.yaml \
     's/image: ctrlinit-deploy-web:latest/image: ctrlinit-deploy-web:1.0/' 'web: images differ'
-mutate "another health command" kubernetes.yaml \
-    '0,/command: \["\/usr\/bin\/ctrlinit", "health"\]/s//command: ["\/usr\/bin\/ctrlinit", "status"]/' 'does not exec'
+# Liveness is not readiness: an engine that restarts the container on a check must ask /livez
+# (ctrlinit health --live), or it kills a container whose program restarts within its budget.
+mutate "Kubernetes liveness on /readyz" kubernetes.yaml \
+    '/livenessProbe:/{n;s|path: /livez|path: /readyz|}' 'kubernetes livenessProbe is not httpGet /livez'
+mutate "the Swarm/compose HEALTHCHECK back to readiness" roles.yaml \
+    's/"health", "--live"\]/"health"]/' 'Swarm replaces an unhealthy task'
+mutate "the image's HEALTHCHECK back to readiness" roles/Dockerfile \
+    's/"health", "--live"\]/"health"]/' "roles/Dockerfile's HEALTHCHECK is not CMD"
+mutate "Nomad's check_restart on the readiness check" nomad.hcl \
+    '0,/args     = \["health", "--live"\]/s//args     = ["health"]/' 'check_restart must be on one check'
+mutate "a Kubernetes probe address that differs from the role's port" kubernetes.yaml \
+    's/value: "0.0.0.0:9101"/value: "0.0.0.0:9109"/' 'config: kubernetes PROBE_ADDR is 0.0.0.0:9109, not 0.0.0.0:9101'
+mutate "the probe endpoint on the loopback in Kubernetes" kubernetes.yaml \
+    's/value: "0.0.0.0:9102"/value: "127.0.0.1:9102"/' 'control: kubernetes PROBE_ADDR is 127.0.0.1:9102, not 0.0.0.0:9102'
+mutate "two roles on one probe port" roles/web/conf.d/00-init.toml \
+    's/127.0.0.1:9103}/127.0.0.1:9102}/' "probe port 9102 is another role's too"
 mutate "another restart policy" compose.yaml \
     '0,/^    restart: on-failure/s//    restart: always/' "config: compose restart is 'always'"
 mutate "Nomad restarts that differ from Swarm's" nomad.hcl \

@@ -53,6 +53,18 @@ check = { ping = "127.0.0.1" }
 failures = 0
 on_failure = "reboot"
 
+[program.k]
+command = ["sleep", "1"]
+ready = { uptime = "0" }
+
+[program.l]
+command = ["sleep", "1"]
+ready = { uptime = "90s" }
+
+[program.m]
+command = ["sleep", "1"]
+ready = { uptime = "soon" }
+
 [init]
 http = "everywhere:9100"
 "#;
@@ -86,6 +98,12 @@ fn every_check_error_is_reported_at_once_with_its_line_and_fix() {
         ("failures = 0", "use a whole number from 1 to 1000"),
         ("reboot", "use one of \"restart\", \"mark\""),
         ("everywhere:9100", "is not an address and port"),
+        ("uptime = \"0\"", "an uptime of 0 is no check"),
+        (
+            "uptime = \"90s\"",
+            "uptime 1m 30s is not shorter than ready_timeout (1m)",
+        ),
+        ("uptime = \"soon\"", "is not a duration"),
     ] {
         let at = format!("10-checks.toml:{}", line(needle));
         assert!(
@@ -94,4 +112,8 @@ fn every_check_error_is_reported_at_once_with_its_line_and_fix() {
         );
     }
     assert!(err.contains("fix: "), "{err}");
+    assert!(
+        err.contains("set ready_timeout longer than the uptime (ready_timeout = \"1m 40s\")"),
+        "{err}"
+    );
 }

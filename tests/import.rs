@@ -10,11 +10,34 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use common::*;
 
 fn inputs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import/inputs")
+}
+
+/// Inputs written for these tests (not taken from a project), each saying what it exercises:
+/// cases the real ones do not have. Their snapshots are `expected/own-NAME`.
+fn own_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import/own")
+}
+
+/// The own inputs: `own-NAME` and the file.
+fn own_cases() -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(own_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "conf"))
+        .map(|p| {
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            (format!("own-{stem}"), p)
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 fn expected_dir() -> PathBuf {
@@ -49,21 +72,23 @@ fn import_in(cwd: &Path, args: &[&str]) -> Ran {
     run_with_deadline(cmd, DEADLINE)
 }
 
-/// Imports `main` (named relative to the inputs directory, so reports name files as a user
+/// Imports `main` (named relative to its inputs directory, so reports name files as a user
 /// would) into `out`.
 fn import_case(main: &Path, out: &Path) -> Ran {
-    let rel = main.strip_prefix(inputs_dir()).unwrap();
-    import_in(
-        &inputs_dir(),
-        &[rel.to_str().unwrap(), "-o", out.to_str().unwrap()],
-    )
+    let base = if main.starts_with(own_dir()) {
+        own_dir()
+    } else {
+        inputs_dir()
+    };
+    let rel = main.strip_prefix(&base).unwrap();
+    import_in(&base, &[rel.to_str().unwrap(), "-o", out.to_str().unwrap()])
 }
 
 /// The machine-specific parts of an output made the same everywhere.
 fn normalize(text: &str, out: &Path) -> String {
-    let inputs = inputs_dir();
     text.replace(out.to_str().unwrap(), "{out}")
-        .replace(inputs.to_str().unwrap(), "{inputs}")
+        .replace(inputs_dir().to_str().unwrap(), "{inputs}")
+        .replace(own_dir().to_str().unwrap(), "{own}")
 }
 
 /// The files of a directory by name.
@@ -163,7 +188,7 @@ fn every_input_imports_as_its_snapshot_and_checks() {
         cases.len()
     );
     let mut failures = Vec::new();
-    for (name, main) in &cases {
+    for (name, main) in cases.iter().chain(&own_cases()) {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("out");
         let ran = import_case(main, &out);
@@ -242,6 +267,18 @@ fn every_input_cites_its_source() {
                 f.display()
             );
         }
+    }
+}
+
+#[test]
+fn every_own_input_says_it_was_written_here_and_what_for() {
+    for (name, main) in own_cases() {
+        let text = std::fs::read_to_string(&main).unwrap();
+        assert!(
+            text.starts_with("; Written for ctrlinit's import tests"),
+            "{name}: {} does not say where it comes from",
+            main.display()
+        );
     }
 }
 
@@ -673,5 +710,114 @@ fn names_stay_apart_from_each_other_and_from_instances() {
         checked.stdout.contains("web-0") && checked.stdout.contains("web-1-2"),
         "{}",
         checked.stdout
+    );
+}
+
+#[test]
+fn startsecs_becomes_an_uptime_check_that_counts_quick_exits_as_failed_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::write(
+        dir.path().join("s.conf"),
+        format!(
+            "[program:flaky]\ncommand=/bin/sh -c \"echo run >> {}; exit 0\"\nstartsecs=2\nstartretries=2\n\n[program:steady]\ncommand=/bin/sleep 1000\nstartsecs=1\nautorestart=false\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let ran = import_in(dir.path(), &["s.conf", "-o", out.to_str().unwrap()]);
+    assert_eq!(ran.code, 0, "{}", ran.all());
+    let files = files_of(&out);
+    assert!(
+        files["flaky.toml"].contains("ready = { uptime = \"2s\" }"),
+        "{}",
+        files["flaky.toml"]
+    );
+    assert!(
+        files["steady.toml"].contains("ready = { uptime = \"1s\" }"),
+        "{}",
+        files["steady.toml"]
+    );
+    // autorestart = false: supervisord still retried failed starts; ctrlinit's "never" does not.
+    assert!(
+        ran.stderr
+            .contains("supervisord retried a start that ended within startsecs"),
+        "{}",
+        ran.stderr
+    );
+    let init = init().config_dir(&out).start();
+    // An exit 0 within startsecs was a failed start for supervisord (autorestart = unexpected
+    // restarted it), and is one here: 1 + startretries runs, then FATAL's "stop".
+    init.wait_states(&["flaky=stopped", "steady=running"]);
+    assert_eq!(file_lines(&runs).len(), 3, "{}", init.output());
+    assert_eq!(
+        init.program_json("flaky")["down_reason"],
+        "restart budget exhausted"
+    );
+}
+
+#[test]
+fn the_imported_readthedocs_redis_is_the_real_daemon_and_answers_ping() {
+    // readthedocs.org's contrib/supervisord.conf runs `redis-server`: Debian's runs here as
+    // imported, told only where to listen and to keep no files (a free port on the loopback, a
+    // temp dir); main and celery (a Django checkout) are not installed and stand in as sleeps.
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let dir = data.path().display().to_string();
+    let (_tmp, out) = import_with_stand_ins("readthedocs-contrib.conf", &|cmd| {
+        Some(if cmd == "redis-server" {
+            format!(
+                "redis-server --port {port} --bind 127.0.0.1 --dir {dir} --save \"\" --appendonly no"
+            )
+        } else {
+            "sleep 1000".into()
+        })
+    });
+    let redis = std::fs::read_to_string(out.join("redis.toml")).unwrap();
+    assert!(
+        redis.contains(&format!(
+            "command = [\"redis-server\", \"--port\", \"{port}\""
+        )),
+        "{redis}"
+    );
+    let mut init = init().config_dir(&out).start();
+    init.wait_states(&["redis=running", "main=running", "celery=running"]);
+    let ping = || {
+        let mut cmd = Command::new("redis-cli");
+        cmd.args(["-h", "127.0.0.1", "-p", &port.to_string(), "ping"]);
+        run_with_deadline(cmd, Duration::from_secs(5))
+    };
+    let answer = wait_until("redis answers PING", DEADLINE, || {
+        let ran = ping();
+        (ran.stdout.trim() == "PONG").then_some(ran.stdout)
+    });
+    assert_eq!(answer.trim(), "PONG");
+    // The program ctrlinit runs is the daemon itself (not a wrapper), as PID 1's child.
+    let ns_pid = init.pid_of("redis").expect("redis has a pid") as i32;
+    let pid = host_pid(&init, ns_pid).expect("redis's host pid");
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+    // Debian's redis-server is a link to the one binary of its tools.
+    let daemon = Path::new("/usr/bin/redis-server").canonicalize().unwrap();
+    assert_eq!(exe, daemon);
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+    assert_eq!(comm.trim(), "redis-server");
+    let parent = ppid_of(pid).expect("a parent");
+    let parent_ns_pid = proc_status_field(parent, "NSpid")
+        .and_then(|v| v.split_whitespace().last().map(str::to_string));
+    assert_eq!(
+        parent_ns_pid.as_deref(),
+        Some("1"),
+        "ctrlinit, PID 1, is its parent"
+    );
+    // A graceful stop: SIGTERM, redis says goodbye and exits; the container exits 0.
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let log = file_lines(&init.dir().join("log").join("redis.log"));
+    assert!(
+        log.iter()
+            .any(|l| l.contains("Ready to accept connections"))
+            && log.iter().any(|l| l.contains("Redis is now ready to exit")),
+        "{log:?}"
     );
 }

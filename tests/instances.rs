@@ -140,6 +140,8 @@ depends_on = ["db"]
     std::fs::write(init.dir().join("ready-1"), "").unwrap();
     init.wait_states(&["front=running"]);
     wait_for_file(&init.dir().join("front-started"));
+    // The state holds before its line is necessarily read from ctrlinit's output.
+    init.wait_for_line("front: waiting -> starting");
     let lines = init.lines();
     let ready_1 = index_of_line(&lines, "db-1: starting -> running").expect("db-1 ready line");
     let front_starts =
@@ -301,4 +303,80 @@ command = ["/bin/true"]
         "{}",
         ran.stderr
     );
+}
+
+#[test]
+fn one_instance_exhausts_its_own_budget_and_the_others_keep_running() {
+    // worker-1 fails at once on every run once `go` exists; the others just run.
+    let conf = r#"
+[program.worker]
+instances = 3
+command = ["/bin/sh", "-c", "if [ ${INSTANCE} = 1 ]; then until [ -e {dir}/go ]; do sleep 0.01; done; echo run >> {dir}/runs-1; exit 3; fi; exec sleep 1000"]
+max_restarts = 2
+backoff = { initial = "50ms" }
+on_exhausted = "stop"
+"#;
+    let init = init().file("a.toml", conf).start();
+    init.wait_states(&["worker=running"]);
+    let before = pids(&init, &["worker-0", "worker-2"]);
+    std::fs::write(init.dir().join("go"), "").unwrap();
+    init.wait_states(&["worker-1=stopped"]);
+    // Its own budget: max_restarts = 2 allows three runs, then it is left down.
+    assert_eq!(file_lines(&init.dir().join("runs-1")).len(), 3);
+    let one = init.program_json("worker-1");
+    assert_eq!(one["down_reason"], "restart budget exhausted", "{one}");
+    assert_eq!(one["restarts"], 2, "{one}");
+    // The others never noticed: same processes, no restarts, the container is up.
+    init.wait_states(&["worker-0=running", "worker-2=running"]);
+    assert_eq!(pids(&init, &["worker-0", "worker-2"]), before);
+    for name in ["worker-0", "worker-2"] {
+        assert_eq!(init.program_json(name)["restarts"], 0, "{name}");
+    }
+    init.wait_for_line("leaving it stopped (on_exhausted = \"stop\")");
+    let out = init.output();
+    assert!(out.contains("worker-1 exhausted: 2 restarts"), "{out}");
+    assert!(
+        !out.contains("worker-0: running ->") && !out.contains("worker-2: running ->"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_sigkill_of_one_instance_writes_its_crash_report_under_its_own_name() {
+    let init = init().file("a.toml", WORKERS).start();
+    init.wait_states(&["worker=running"]);
+    let ns_pid = init.pid_of("worker-2").expect("worker-2 runs") as i32;
+    let pid = host_pid(&init, ns_pid).expect("worker-2's host pid");
+    // Killed from outside: a signal ctrlinit did not send is a crash.
+    assert!(send_signal(pid, 9));
+    let dir = init.dir().join("crash").join("worker-2");
+    let report = wait_until("worker-2's crash report", DEADLINE, || {
+        std::fs::read_dir(&dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "json"))
+    });
+    let name = report.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.ends_with(&format!("-{ns_pid}-SIGKILL.json")), "{name}");
+    let v: serde_json::Value = wait_until("a complete report", DEADLINE, || {
+        serde_json::from_slice(&std::fs::read(&report).ok()?).ok()
+    });
+    assert_eq!(v["program"], "worker-2", "{v}");
+    assert_eq!(v["signal"], "SIGKILL", "{v}");
+    assert!(
+        v["last_lines"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|x| x.as_str() == Some("| hello from 2"))),
+        "its own last lines: {v}"
+    );
+    // Only its own directory: the other instances have none.
+    for other in ["worker-0", "worker-1", "worker"] {
+        assert!(
+            !init.dir().join("crash").join(other).exists(),
+            "no report under {other}"
+        );
+    }
+    // It is restarted like any crash.
+    init.wait_states(&["worker-2=running"]);
 }

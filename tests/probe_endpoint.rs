@@ -248,3 +248,52 @@ stop_timeout = "60s"
     let out = init.output();
     assert!(!out.contains("SIGKILL"), "{out}");
 }
+
+#[test]
+fn health_live_is_livez_a_restart_within_budget_fails_readiness_only() {
+    let port = free_port();
+    let init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[init]
+http = "127.0.0.1:{port}"
+
+# Fails at once, then waits out a long backoff: restarting within its budget.
+[program.flappy]
+command = ["/bin/sh", "-c", "exit 1"]
+backoff = {{ initial = "60s", max = "60s" }}
+
+[program.worker]
+command = ["sleep", "600"]
+[program.worker.health]
+check = {{ exec = ["test", "!", "-e", "{{dir}}/sick"] }}
+interval = "100ms"
+failures = 1
+on_failure = "mark"
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["flappy=backoff", "worker=running"]);
+    // Readiness fails while flappy is down; liveness does not: ctrlinit has not given up.
+    let (code, out) = init.ctl(&["health"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("flappy"), "{out}");
+    let (code, out) = init.ctl(&["health", "--live"]);
+    assert_eq!((code, out.trim()), (0, "healthy"));
+    assert_eq!(curl(port, "/livez", &[]).0, 200);
+    assert_eq!(curl(port, "/readyz", &[]).0, 503);
+    // A program past its liveness threshold fails both.
+    std::fs::write(init.dir().join("sick"), "").unwrap();
+    let out = wait_until("health --live fails", DEADLINE, || {
+        let (code, out) = init.ctl(&["health", "--live"]);
+        (code == 1).then_some(out)
+    });
+    assert!(out.contains("worker is unhealthy"), "{out}");
+    assert_eq!(curl(port, "/livez", &[]).0, 503);
+    // --strict (stopped by hand) and --live ask different questions: refused, and still 0 or 1.
+    let (code, out) = init.ctl(&["health", "--live", "--strict"]);
+    assert_eq!(code, 1, "{out}");
+}

@@ -347,6 +347,71 @@ depends_on = ["slow"]
 }
 
 #[test]
+fn an_exit_before_the_uptime_is_a_failed_start_and_a_run_that_stays_is_ready() {
+    // supervisord's startsecs: `quick` exits 0 at once, which with on-failure would be a
+    // success; before its uptime it is a failed start, counted until the budget is spent.
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.quick]
+command = ["/bin/sh", "-c", "echo run >> {dir}/runs; exit 0"]
+restart = "on-failure"
+ready = { uptime = "2s" }
+max_restarts = 2
+backoff = { initial = "50ms" }
+on_exhausted = "stop"
+
+[program.after-quick]
+command = ["sleep", "1000"]
+depends_on = ["quick"]
+
+[program.steady]
+command = ["sleep", "1000"]
+ready = { uptime = "300ms" }
+
+[program.web]
+command = ["sleep", "1000"]
+depends_on = ["steady"]
+"#,
+        )
+        .start();
+    let started = Instant::now();
+    init.wait_states(&["steady=running", "web=running"]);
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "ready before its uptime"
+    );
+    // A state holds before its line is necessarily read from ctrlinit's output.
+    init.wait_for_line("web: waiting -> starting");
+    let lines = init.lines();
+    let ready = index_of_line(&lines, "steady: starting -> running: ready after")
+        .unwrap_or_else(|| panic!("steady became ready:\n{}", lines.join("\n")));
+    let web = index_of_line(&lines, "web: waiting -> starting").expect("web started");
+    assert!(ready < web, "web waited for steady to be ready");
+
+    init.wait_states(&["quick=stopped"]);
+    init.wait_for_line("quick exhausted: 2 restarts");
+    let out = init.output();
+    assert_eq!(file_lines(&init.dir().join("runs")).len(), 3, "{out}");
+    assert!(
+        out.contains("quick: starting -> backoff: exit status 0 after")
+            && out.contains("before its uptime of 2s; restart 1 of 2"),
+        "{out}"
+    );
+    assert!(
+        out.contains("quick exhausted: 2 restarts in 60s (last: exit status 0 after"),
+        "{out}"
+    );
+    let quick = init.program_json("quick");
+    assert_eq!(quick["restarts_by_cause"]["exit"], 2, "{quick}");
+    assert_eq!(quick["readiness"], "uptime 2s", "{quick}");
+    assert_eq!(init.program_json("after-quick")["state"], "waiting");
+    // The container stays up: on_exhausted = "stop".
+    assert_eq!(init.program_json("web")["state"], "running");
+}
+
+#[test]
 fn an_exhausted_main_program_ends_the_container_with_exit_code_not_its_own_status() {
     let mut init = init()
         .file(

@@ -56,7 +56,13 @@ pub(crate) async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io:
             timeout_ms,
         } => change(h, w, ChangeKind::Restart, names, all, timeout_ms).await,
         Request::Signal { signal, names } => signal_programs(h, w, signal, names).await,
-        Request::Health { strict } => {
+        Request::Health { live: true, .. } => {
+            // The same answer as /livez.
+            let p = h.ask(|reply| Control::Probe { reply }).await?;
+            let (healthy, problems) = (p.live, p.not_live);
+            send(w, Response::Health { healthy, problems }).await
+        }
+        Request::Health { strict, .. } => {
             let (healthy, problems) = h.ask(|reply| Control::Health { strict, reply }).await?;
             send(w, Response::Health { healthy, problems }).await
         }

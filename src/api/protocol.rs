@@ -91,7 +91,10 @@ mod tests {
                 names: vec!["a".into()],
             },
             Request::Events,
-            Request::Health { strict: true },
+            Request::Health {
+                strict: true,
+                live: false,
+            },
         ];
         for r in reqs {
             let line = encode(&r);

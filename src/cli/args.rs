@@ -140,8 +140,13 @@ pub enum Command {
     /// Exit 0 when every program is in its wanted state, 1 otherwise (for HEALTHCHECK and probes).
     Health {
         /// Count programs stopped by hand as unhealthy too.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "live")]
         strict: bool,
+        /// Liveness only (as /livez): 1 only while a program is past its liveness threshold or
+        /// the container stops, not while a program restarts within its budget. For checks an
+        /// engine restarts the container on (Swarm's HEALTHCHECK, Nomad's check_restart).
+        #[arg(long)]
+        live: bool,
     },
     /// Re-read the configuration and apply the difference (as SIGHUP does).
     Reload,

@@ -314,9 +314,9 @@ pub fn shutdown(socket: &Path) -> u8 {
     }
 }
 
-/// `ctrlinit health [--strict]`: only 0 or 1.
-pub fn health(socket: &Path, strict: bool) -> u8 {
-    match call(socket, &Request::Health { strict }, SLACK) {
+/// `ctrlinit health [--strict | --live]`: only 0 or 1.
+pub fn health(socket: &Path, strict: bool, live: bool) -> u8 {
+    match call(socket, &Request::Health { strict, live }, SLACK) {
         Ok(Response::Health { healthy: true, .. }) => {
             println!("healthy");
             EXIT_OK

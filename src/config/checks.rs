@@ -8,7 +8,9 @@ use super::spec::{HttpTarget, LinePattern, ReadyCheck, ReadyProbe};
 use super::targets::{UrlProblem, parse_http_url, parse_tcp_target};
 
 /// Every kind of `ready` probe, in the order the fix lists them.
-const READY_PROBES: &[&str] = &["tcp", "http", "exec", "file", "notify", "fd", "log"];
+const READY_PROBES: &[&str] = &[
+    "tcp", "http", "exec", "file", "notify", "fd", "log", "uptime",
+];
 
 pub(super) fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Option<ReadyCheck> {
     let table = r.table(v, path)?;
@@ -25,7 +27,7 @@ pub(super) fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Optio
             &v.span(),
             path,
             format!("a readiness check needs exactly one probe, found {}", probes.len()),
-            Some(r#"use one of { tcp = "127.0.0.1:8080" }, { http = "http://127.0.0.1:8080/ready" }, { exec = ["cmd", "arg"] }, { file = "/run/x.ready" }, { notify = "systemd" }, { fd = 3 }, { log = "ready to accept" }"#.into()),
+            Some(r#"use one of { tcp = "127.0.0.1:8080" }, { http = "http://127.0.0.1:8080/ready" }, { exec = ["cmd", "arg"] }, { file = "/run/x.ready" }, { notify = "systemd" }, { fd = 3 }, { log = "ready to accept" }, { uptime = "5s" }"#.into()),
         );
         return None;
     }
@@ -45,6 +47,7 @@ pub(super) fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Optio
         }
         "fd" => ReadyProbe::Fd(notification_fd(r, pv, &probe_key)?),
         "log" => ReadyProbe::Log(line_pattern(r, pv, &probe_key)?),
+        "uptime" => ReadyProbe::Uptime(uptime(r, pv, &probe_key)?),
         _ => ReadyProbe::File(PathBuf::from(r.string(pv, &probe_key)?)),
     };
     Some(ReadyCheck { probe, interval })
@@ -93,6 +96,52 @@ pub(super) fn http_target(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Optio
             None
         }
     }
+}
+
+/// `uptime = "5s"`: how long a run must stay up to count as ready; not zero, which would be
+/// no check at all.
+fn uptime(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<std::time::Duration> {
+    let d = r.duration(v, key)?;
+    if d.is_zero() {
+        r.error(
+            &v.span(),
+            key,
+            "an uptime of 0 is no check: the program would be ready as soon as it is spawned".into(),
+            Some(r#"write how long a run must stay up, e.g. uptime = "5s", or remove `ready` (a program without one is ready once spawned)"#.into()),
+        );
+        return None;
+    }
+    Some(d)
+}
+
+/// A `ready = { uptime }` that `ready_timeout` would always cut short: said at `ready`.
+pub(super) fn check_uptime_fits(
+    r: &mut Reader<'_>,
+    ready: &Value<'_>,
+    key: &str,
+    check: &ReadyCheck,
+    ready_timeout: std::time::Duration,
+) {
+    let ReadyProbe::Uptime(up) = check.probe else {
+        return;
+    };
+    if up < ready_timeout {
+        return;
+    }
+    let show = |d| humantime::format_duration(d).to_string();
+    r.error(
+        &ready.span(),
+        &join(key, "uptime"),
+        format!(
+            "uptime {} is not shorter than ready_timeout ({}): every run would be stopped as not ready before it counts as up",
+            show(up),
+            show(ready_timeout)
+        ),
+        Some(format!(
+            "set ready_timeout longer than the uptime (ready_timeout = \"{}\"), or shorten the uptime",
+            show(up + std::time::Duration::from_secs(10))
+        )),
+    );
 }
 
 /// `fd = N`: a descriptor above stdio the program is started with.

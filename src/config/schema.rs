@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use nix::sys::resource::Resource;
 use toml::de::{DeTable, DeValue};
 
-use super::checks::read_ready;
+use super::checks::{check_uptime_fits, read_ready};
 use super::health::read_health;
 use super::identity::{IdentityKeys, read_run_as};
 use super::names::name_problem;
@@ -183,6 +183,9 @@ fn read_readiness(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mu
         spec.ready_timeout = r
             .duration(v, &key("ready_timeout"))
             .unwrap_or(spec.ready_timeout);
+    }
+    if let (Some(v), Some(check)) = (get(table, "ready"), &spec.ready) {
+        check_uptime_fits(r, v, &key("ready"), check, spec.ready_timeout);
     }
     if let Some(v) = get(table, "health") {
         spec.health = read_health(r, v, &key("health"));

@@ -233,10 +233,14 @@ pub enum ReadyProbe {
     Fd(i32),
     /// A line of its output matches this pattern.
     Log(LinePattern),
+    /// The run has stayed up this long (supervisord's `startsecs`): an exit before then is a
+    /// failed run, whatever its status.
+    Uptime(Duration),
 }
 
 impl ReadyProbe {
-    /// As `status` and `check` show it: `tcp 127.0.0.1:80`, `exec cmd arg`, `file /run/x`.
+    /// As `status` and `check` show it: `tcp 127.0.0.1:80`, `exec cmd arg`, `file /run/x`,
+    /// `uptime 5s`.
     pub fn describe(&self) -> String {
         match self {
             ReadyProbe::Tcp(a) => format!("tcp {a}"),
@@ -246,6 +250,7 @@ impl ReadyProbe {
             ReadyProbe::Notify => "notify systemd".into(),
             ReadyProbe::Fd(fd) => format!("fd {fd}"),
             ReadyProbe::Log(p) => format!("log {:?}", p.source),
+            ReadyProbe::Uptime(d) => format!("uptime {}", humantime::format_duration(*d)),
         }
     }
 
@@ -577,6 +582,14 @@ pub struct ProgramSpec {
 }
 
 impl ProgramSpec {
+    /// The uptime a run must reach to be ready (`ready = { uptime }`), if that is its check.
+    pub fn ready_uptime(&self) -> Option<Duration> {
+        match self.ready.as_ref().map(|r| &r.probe) {
+            Some(ReadyProbe::Uptime(d)) if self.kind == Kind::Service => Some(*d),
+            _ => None,
+        }
+    }
+
     /// Whether it is given `NOTIFY_SOCKET`: it reports readiness or feeds a watchdog through it.
     pub fn speaks_notify(&self) -> bool {
         matches!(

@@ -23,6 +23,16 @@ pub struct Spec {
     pub written: String,
 }
 
+impl Spec {
+    /// Whether it writes its value as it is (`%(x)s`, `%(x)d`): no width, padding or precision.
+    pub fn is_plain(&self) -> bool {
+        self.flags.is_empty()
+            && self.width.is_none()
+            && self.precision.is_none()
+            && matches!(self.conv, 's' | 'd' | 'i' | 'u')
+    }
+}
+
 /// What a key stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
@@ -81,112 +91,120 @@ pub fn parse(s: &str) -> Result<Vec<Result<String, Spec>>, ExpandError> {
             i += 1;
             continue;
         }
-        let start = i;
-        i += 1;
-        match chars.get(i) {
+        match chars.get(i + 1) {
             Some('%') => {
                 lit.push('%');
-                i += 1;
+                i += 2;
                 continue;
             }
             Some('(') => {}
             Some(_) => {
                 return Err(ExpandError::Format(format!(
                     "`{}` at character {} is not %(name)s or %%",
-                    chars[start..(i + 1).min(chars.len())]
+                    chars[i..(i + 2).min(chars.len())]
                         .iter()
                         .collect::<String>(),
-                    start + 1
+                    i + 1
                 )));
             }
             None => {
                 return Err(ExpandError::Format(format!(
                     "the value ends with a lone `%` (character {})",
-                    start + 1
+                    i + 1
                 )));
             }
         }
-        // The key: up to the matching `)`, parentheses nesting as Python counts them.
-        i += 1;
-        let key_start = i;
-        let mut depth = 1;
-        while i < chars.len() {
-            match chars[i] {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-            i += 1;
-        }
-        if i >= chars.len() {
-            return Err(ExpandError::Format(format!(
-                "the `%(` at character {} is never closed",
-                start + 1
-            )));
-        }
-        let key: String = chars[key_start..i].iter().collect();
-        i += 1;
-        let mut flags = String::new();
-        while let Some(&f) = chars.get(i).filter(|f| "-+ #0".contains(**f)) {
-            flags.push(f);
-            i += 1;
-        }
-        let mut width = None;
-        let mut digits = String::new();
-        while let Some(&d) = chars.get(i).filter(|d| d.is_ascii_digit()) {
-            digits.push(d);
-            i += 1;
-        }
-        if !digits.is_empty() {
-            width = digits.parse().ok();
-        }
-        let mut precision = None;
-        if chars.get(i) == Some(&'.') {
-            i += 1;
-            let mut digits = String::new();
-            while let Some(&d) = chars.get(i).filter(|d| d.is_ascii_digit()) {
-                digits.push(d);
-                i += 1;
-            }
-            precision = Some(digits.parse().unwrap_or(0));
-        }
-        while chars.get(i).is_some_and(|c| "hlL".contains(*c)) {
-            i += 1;
-        }
-        let Some(&conv) = chars.get(i) else {
-            return Err(ExpandError::Format(format!(
-                "`%({key})` at character {} has no conversion (write %({key})s)",
-                start + 1
-            )));
-        };
-        i += 1;
-        if !"diouxXeEfFgGcrsa".contains(conv) {
-            return Err(ExpandError::Format(format!(
-                "unsupported format character {conv:?} in `%({key})…{conv}` at character {}",
-                start + 1
-            )));
-        }
+        let (spec, next) = conversion(&chars, i)?;
         if !lit.is_empty() {
             out.push(Ok(std::mem::take(&mut lit)));
         }
-        out.push(Err(Spec {
-            key,
-            flags,
-            width,
-            precision,
-            conv,
-            written: chars[start..i].iter().collect(),
-        }));
+        out.push(Err(spec));
+        i = next;
     }
     if !lit.is_empty() {
         out.push(Ok(lit));
     }
     Ok(out)
+}
+
+/// The `%(key)…c` conversion starting at `chars[start]` (a `%` followed by `(`), and the index
+/// after it.
+fn conversion(chars: &[char], start: usize) -> Result<(Spec, usize), ExpandError> {
+    // The key: up to the matching `)`, parentheses nesting as Python counts them.
+    let key_start = start + 2;
+    let Some(key_end) = closing_paren(chars, key_start) else {
+        return Err(ExpandError::Format(format!(
+            "the `%(` at character {} is never closed",
+            start + 1
+        )));
+    };
+    let key: String = chars[key_start..key_end].iter().collect();
+    let mut i = key_end + 1;
+    let mut flags = String::new();
+    while let Some(&f) = chars.get(i).filter(|f| "-+ #0".contains(**f)) {
+        flags.push(f);
+        i += 1;
+    }
+    let width = digits(chars, &mut i).parse().ok();
+    let mut precision = None;
+    if chars.get(i) == Some(&'.') {
+        i += 1;
+        precision = Some(digits(chars, &mut i).parse().unwrap_or(0));
+    }
+    // Length modifiers: Python accepts and ignores them.
+    while chars.get(i).is_some_and(|c| "hlL".contains(*c)) {
+        i += 1;
+    }
+    let Some(&conv) = chars.get(i) else {
+        return Err(ExpandError::Format(format!(
+            "`%({key})` at character {} has no conversion (write %({key})s)",
+            start + 1
+        )));
+    };
+    i += 1;
+    if !"diouxXeEfFgGcrsa".contains(conv) {
+        return Err(ExpandError::Format(format!(
+            "unsupported format character {conv:?} in `%({key})…{conv}` at character {}",
+            start + 1
+        )));
+    }
+    let spec = Spec {
+        key,
+        flags,
+        width,
+        precision,
+        conv,
+        written: chars[start..i].iter().collect(),
+    };
+    Ok((spec, i))
+}
+
+/// The index of the `)` closing the `(` just before `from`, if any.
+fn closing_paren(chars: &[char], from: usize) -> Option<usize> {
+    let mut depth = 1;
+    for (i, &c) in chars.iter().enumerate().skip(from) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The ASCII digits at `chars[*i]` onwards (possibly none); `*i` moves past them.
+fn digits(chars: &[char], i: &mut usize) -> String {
+    let mut out = String::new();
+    while let Some(&d) = chars.get(*i).filter(|d| d.is_ascii_digit()) {
+        out.push(d);
+        *i += 1;
+    }
+    out
 }
 
 /// Expands `s` with `lookup`; the lost formatting alongside.
@@ -228,10 +246,7 @@ pub fn expand(
 /// A value known at start only: written as its references; formatting they cannot keep (a
 /// width, padding, a precision) is lost and said.
 fn later(text: &mut Text, lost: &mut Vec<Lost>, spec: &Spec, value: &Text) {
-    let plain = spec.flags.is_empty()
-        && spec.width.is_none()
-        && spec.precision.is_none()
-        && matches!(spec.conv, 's' | 'd' | 'i' | 'u');
+    let plain = spec.is_plain();
     if spec.conv == 'r' {
         text.push_str("'");
         text.extend(value);

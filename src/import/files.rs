@@ -15,6 +15,8 @@ pub fn output_files(
 ) -> Vec<OutFile> {
     let mut out = Vec::new();
     let mut done_groups: Vec<&str> = Vec::new();
+    // Files of programs in no group: the section's label, and the file's place in `out`.
+    let mut own_files: Vec<(&str, usize)> = Vec::new();
     for (_, group, t) in translated {
         match group {
             Some(g) => {
@@ -45,13 +47,20 @@ pub fn output_files(
                 }
                 out.push(f);
             }
-            None => out.push(OutFile {
-                name: format!("{}.toml", files.take(&t.name)),
-                comments: vec![
-                    "Written by `ctrlinit import` from supervisord's configuration.".into(),
-                ],
-                tables: t.tables.clone(),
-            }),
+            // The processes of one section written as programs of their own share its file.
+            None => match own_files.iter().find(|(label, _)| *label == t.label) {
+                Some(&(_, at)) => out[at].tables.extend(t.tables.iter().cloned()),
+                None => {
+                    own_files.push((&t.label, out.len()));
+                    out.push(OutFile {
+                        name: format!("{}.toml", files.take(&t.file)),
+                        comments: vec![
+                            "Written by `ctrlinit import` from supervisord's configuration.".into(),
+                        ],
+                        tables: t.tables.clone(),
+                    });
+                }
+            },
         }
     }
     if !init.entries.is_empty() {

@@ -89,23 +89,7 @@ impl Ini {
             indent_level = indent;
             if let Some(name) = section_header(value) {
                 option = None;
-                if name == "DEFAULT" {
-                    current = Some(None);
-                } else {
-                    let at = match self.sections.iter().position(|s| s.name == name) {
-                        Some(at) => at,
-                        None => {
-                            self.sections.push(Section {
-                                name: name.to_string(),
-                                file: file.to_path_buf(),
-                                line: lineno,
-                                options: Vec::new(),
-                            });
-                            self.sections.len() - 1
-                        }
-                    };
-                    current = Some(Some(at));
-                }
+                current = Some(self.open_section(name, file, lineno));
                 continue;
             }
             let Some(at) = current else {
@@ -133,26 +117,49 @@ impl Ini {
                 file: file.to_path_buf(),
                 line: lineno,
             };
-            let list = match at {
-                Some(s) => &mut self.sections[s].options,
-                None => &mut self.defaults,
-            };
-            option = Some(match list.iter().position(|o| o.key == opt.key) {
-                Some(existing) => {
-                    list[existing] = opt;
-                    existing
-                }
-                None => {
-                    list.push(opt);
-                    list.len() - 1
-                }
-            });
+            option = Some(self.set_option(at, opt));
         }
         self.finish(current, option, &mut pending);
         if errors.is_empty() {
             Ok(())
         } else {
             Err(errors)
+        }
+    }
+
+    /// The section `name` opened at `file:line`: `None` for `[DEFAULT]`, else its index (a
+    /// section opened again is the same section).
+    fn open_section(&mut self, name: &str, file: &Path, line: usize) -> Option<usize> {
+        if name == "DEFAULT" {
+            return None;
+        }
+        if let Some(at) = self.sections.iter().position(|s| s.name == name) {
+            return Some(at);
+        }
+        self.sections.push(Section {
+            name: name.to_string(),
+            file: file.to_path_buf(),
+            line,
+            options: Vec::new(),
+        });
+        Some(self.sections.len() - 1)
+    }
+
+    /// Sets `opt` in section `at` (`None`: `[DEFAULT]`), replacing a value set before; its index.
+    fn set_option(&mut self, at: Option<usize>, opt: Opt) -> usize {
+        let list = match at {
+            Some(s) => &mut self.sections[s].options,
+            None => &mut self.defaults,
+        };
+        match list.iter().position(|o| o.key == opt.key) {
+            Some(existing) => {
+                list[existing] = opt;
+                existing
+            }
+            None => {
+                list.push(opt);
+                list.len() - 1
+            }
         }
     }
 

@@ -8,6 +8,7 @@ use super::scope::Scope;
 use super::text::Text;
 
 /// A typed value: known now, or only at start (its text).
+#[derive(Debug, Clone)]
 pub enum Got<T> {
     /// Known now.
     Now(T),

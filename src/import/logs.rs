@@ -56,107 +56,162 @@ pub fn log_table(
     section_at: &(PathBuf, usize),
     log_dir: Option<&str>,
 ) -> (Table, Vec<Note>) {
-    let mut notes = Vec::new();
-    let note_at = |s: &Stream| s.at.clone().unwrap_or_else(|| section_at.clone());
     // Both streams into one file is what ctrlinit's merge does.
     let same_file = matches!((&stdout.target, &stderr.target), (LogTarget::File(a), LogTarget::File(b)) if a == b);
     let redirect = redirect || same_file;
-    let console = stdout.to_console() || (!redirect && stderr.to_console());
-    let file = stdout.to_file() || (!redirect && stderr.to_file());
-    let separate = !redirect && stdout.to_file() && stderr.to_file();
-    let mut t = Table::new(&["program", name, "log"]);
-    let console_why = match (redirect, stdout.to_console(), stderr.to_console()) {
-        (true, true, _) => "stdout_logfile (with redirect_stderr) is the container's output",
-        (_, true, true) => "stdout_logfile and stderr_logfile are the container's output",
-        (_, true, false) => "stdout_logfile is the container's output",
-        (_, false, true) => "stderr_logfile is the container's output",
-        _ => "supervisord did not send its lines to its own output",
+    let out = Output {
+        label,
+        name,
+        stdout,
+        stderr,
+        redirect,
+        separate: !redirect && stdout.to_file() && stderr.to_file(),
+        section_at,
     };
-    t.set_with("console", Val::Bool(console), console_why);
-    t.set("file", Val::Bool(file));
-    if separate {
-        t.set_with(
-            "stderr",
-            Val::Str("separate".into()),
-            &format!("stderr to a file of its own: {name}.err.log"),
-        );
+    let mut notes = Vec::new();
+    let mut t = Table::new(&["program", name, "log"]);
+    let file = out.switches(&mut t);
+    out.note_places(log_dir, &mut notes);
+    out.note_split_streams(&mut notes);
+    if file {
+        out.rotation(&mut t, &mut notes);
     }
-    // Files supervisord wrote elsewhere than ctrlinit will: said once for the program.
-    let mut moved: Vec<String> = Vec::new();
-    let mut moved_at = None;
-    for s in [stdout, stderr] {
-        if redirect && s.name == "stderr" {
-            continue;
+    (t, notes)
+}
+
+/// A program's two streams, as ctrlinit will write them.
+struct Output<'a> {
+    label: &'a str,
+    name: &'a str,
+    stdout: &'a Stream,
+    stderr: &'a Stream,
+    /// stderr goes with stdout (`redirect_stderr`, or both in one file).
+    redirect: bool,
+    /// Both streams in files of their own.
+    separate: bool,
+    section_at: &'a (PathBuf, usize),
+}
+
+impl Output<'_> {
+    /// Where a note about `s` points: its `*_logfile`, else the section.
+    fn note_at(&self, s: &Stream) -> (PathBuf, usize) {
+        s.at.clone().unwrap_or_else(|| self.section_at.clone())
+    }
+
+    /// `console`, `file` and `stderr`; whether anything goes to a file.
+    fn switches(&self, t: &mut Table) -> bool {
+        let (stdout, stderr, redirect) = (self.stdout, self.stderr, self.redirect);
+        let console = stdout.to_console() || (!redirect && stderr.to_console());
+        let file = stdout.to_file() || (!redirect && stderr.to_file());
+        let console_why = match (redirect, stdout.to_console(), stderr.to_console()) {
+            (true, true, _) => "stdout_logfile (with redirect_stderr) is the container's output",
+            (_, true, true) => "stdout_logfile and stderr_logfile are the container's output",
+            (_, true, false) => "stdout_logfile is the container's output",
+            (_, false, true) => "stderr_logfile is the container's output",
+            _ => "supervisord did not send its lines to its own output",
+        };
+        t.set_with("console", Val::Bool(console), console_why);
+        t.set("file", Val::Bool(file));
+        if self.separate {
+            t.set_with(
+                "stderr",
+                Val::Str("separate".into()),
+                &format!("stderr to a file of its own: {}.err.log", self.name),
+            );
         }
-        if let LogTarget::File(path) = &s.target {
-            let ours = if s.name == "stderr" && separate {
-                format!("{name}.err.log")
-            } else {
-                format!("{name}.log")
-            };
-            let same = log_dir.is_some_and(|d| Path::new(d).join(&ours) == Path::new(path));
-            if !same {
-                moved.push(format!("{path} is <log_dir>/{ours}"));
-                moved_at.get_or_insert_with(|| note_at(s));
+        file
+    }
+
+    /// Files supervisord wrote elsewhere than ctrlinit will (said once for the program), and
+    /// lines it sent to syslog.
+    fn note_places(&self, log_dir: Option<&str>, notes: &mut Vec<Note>) {
+        let label = self.label;
+        let mut moved: Vec<String> = Vec::new();
+        let mut moved_at = None;
+        for s in [self.stdout, self.stderr] {
+            if self.redirect && s.name == "stderr" {
+                continue;
+            }
+            if let LogTarget::File(path) = &s.target {
+                let ours = if s.name == "stderr" && self.separate {
+                    format!("{}.err.log", self.name)
+                } else {
+                    format!("{}.log", self.name)
+                };
+                let same = log_dir.is_some_and(|d| Path::new(d).join(&ours) == Path::new(path));
+                if !same {
+                    moved.push(format!("{path} is <log_dir>/{ours}"));
+                    moved_at.get_or_insert_with(|| self.note_at(s));
+                }
+            }
+            if let Some((f, l)) = &s.syslog {
+                notes.push(Note::at(
+                    f,
+                    *l,
+                    format!("{label} {}_syslog", s.name),
+                    "ctrlinit writes no syslog: the lines go to the console and files as set here",
+                    "collect them from the container's output (docker logs) or from log_dir",
+                ));
+            }
+            if s.target == LogTarget::Syslog {
+                let (f, l) = self.note_at(s);
+                notes.push(Note::at(
+                    &f,
+                    l,
+                    format!("{label} {}_logfile", s.name),
+                    "syslog: ctrlinit writes no syslog, so these lines are not kept",
+                    "send them to the console: stdout_logfile=/dev/stdout, or keep files (log.file = true)",
+                ));
             }
         }
-        if let Some((f, l)) = &s.syslog {
-            notes.push(Note::at(
-                f,
-                *l,
-                format!("{label} {}_syslog", s.name),
-                "ctrlinit writes no syslog: the lines go to the console and files as set here",
-                "collect them from the container's output (docker logs) or from log_dir",
-            ));
-        }
-        if s.target == LogTarget::Syslog {
-            let (f, l) = note_at(s);
-            notes.push(Note::at(
-                &f,
-                l,
-                format!("{label} {}_logfile", s.name),
-                "syslog: ctrlinit writes no syslog, so these lines are not kept",
-                "send them to the console: stdout_logfile=/dev/stdout, or keep files (log.file = true)",
-            ));
-        }
-    }
-    if let Some((f, l)) = moved_at {
-        notes.push(Note::at(
-            &f,
-            l,
-            format!("{label} stdout_logfile/stderr_logfile"),
-            format!(
-                "ctrlinit names its log files after the program: {}",
-                moved.join(", ")
-            ),
-            "set [init] log_dir (or CTRLINIT_LOG_DIR) to the directory they should be in",
-        ));
-    }
-    if !redirect {
-        let (out_to, err_to) = (destination(stdout), destination(stderr));
-        if out_to != err_to {
-            let (f, l) = note_at(if stderr.at.is_some() { stderr } else { stdout });
-            let lost = if out_to == "nowhere" || err_to == "nowhere" {
-                "the stream supervisord dropped is kept with the other".to_string()
-            } else {
-                format!(
-                    "ctrlinit sends both streams to the same places (stdout went to {out_to}, stderr to {err_to})"
-                )
-            };
+        if let Some((f, l)) = moved_at {
             notes.push(Note::at(
                 &f,
                 l,
                 format!("{label} stdout_logfile/stderr_logfile"),
-                lost,
-                "choose log.console and log.file for both; log.stderr = \"separate\" keeps stderr in a file of its own",
+                format!(
+                    "ctrlinit names its log files after the program: {}",
+                    moved.join(", ")
+                ),
+                "set [init] log_dir (or CTRLINIT_LOG_DIR) to the directory they should be in",
             ));
         }
     }
-    if file {
+
+    /// Streams supervisord sent to different places: ctrlinit sends both to the same ones.
+    fn note_split_streams(&self, notes: &mut Vec<Note>) {
+        let (stdout, stderr) = (self.stdout, self.stderr);
+        if self.redirect {
+            return;
+        }
+        let (out_to, err_to) = (destination(stdout), destination(stderr));
+        if out_to == err_to {
+            return;
+        }
+        let (f, l) = self.note_at(if stderr.at.is_some() { stderr } else { stdout });
+        let lost = if out_to == "nowhere" || err_to == "nowhere" {
+            "the stream supervisord dropped is kept with the other".to_string()
+        } else {
+            format!(
+                "ctrlinit sends both streams to the same places (stdout went to {out_to}, stderr to {err_to})"
+            )
+        };
+        notes.push(Note::at(
+            &f,
+            l,
+            format!("{} stdout_logfile/stderr_logfile", self.label),
+            lost,
+            "choose log.console and log.file for both; log.stderr = \"separate\" keeps stderr in a file of its own",
+        ));
+    }
+
+    /// `max_size` and `keep`, from the stream that has a file (stdout's when both do).
+    fn rotation(&self, t: &mut Table, notes: &mut Vec<Note>) {
+        let (stdout, stderr, label) = (self.stdout, self.stderr, self.label);
         let main = if stdout.to_file() { stdout } else { stderr };
         let size = main.max_bytes;
         if size == 0 {
-            let (f, l) = note_at(main);
+            let (f, l) = self.note_at(main);
             notes.push(Note::at(
                 &f,
                 l,
@@ -167,7 +222,7 @@ pub fn log_table(
         } else {
             let written = size.max(MIN_SIZE);
             if written != size {
-                let (f, l) = note_at(main);
+                let (f, l) = self.note_at(main);
                 notes.push(Note::at(
                     &f,
                     l,
@@ -187,8 +242,10 @@ pub fn log_table(
             Val::Int(main.backups.clamp(0, 999)),
             &format!("{}_logfile_backups", main.name),
         );
-        if separate && (stdout.max_bytes != stderr.max_bytes || stdout.backups != stderr.backups) {
-            let (f, l) = note_at(stderr);
+        if self.separate
+            && (stdout.max_bytes != stderr.max_bytes || stdout.backups != stderr.backups)
+        {
+            let (f, l) = self.note_at(stderr);
             notes.push(Note::at(
                 &f,
                 l,
@@ -198,7 +255,6 @@ pub fn log_table(
             ));
         }
     }
-    (t, notes)
 }
 
 fn destination(s: &Stream) -> &'static str {

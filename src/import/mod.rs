@@ -26,11 +26,14 @@ pub mod ini;
 pub mod keys;
 pub mod logs;
 pub mod names;
+pub mod numbered;
 pub mod order;
+pub mod processes;
 pub mod program;
 pub mod read;
 pub mod report;
 pub mod restart;
+pub mod rounds;
 pub mod scope;
 pub mod sections;
 pub mod shlex;
@@ -63,83 +66,23 @@ pub struct Imported {
 pub fn import(path: &Path) -> Result<Imported, Vec<InputError>> {
     let input = read::read_input(path)?;
     let ini = &input.ini;
-    let defaults = &ini.defaults;
     let mut notes = input.notes.clone();
     let mut errors = Vec::new();
 
     let (init, mut globals) = supervisord::translate(
         ini.section("supervisord"),
-        defaults,
+        &ini.defaults,
         &mut notes,
         &mut errors,
     );
-    for s in ini
-        .sections
-        .iter()
-        .filter(|s| s.name.starts_with("eventlistener:"))
-    {
-        let (note, ends) = sections::eventlistener(s, defaults);
-        notes.push(note);
-        if ends && globals.exit_on_fatal.is_none() {
-            globals.exit_on_fatal = Some(s.name.split_once(':').map_or("", |(_, n)| n).to_string());
-        }
-    }
+    note_listeners(ini, &mut globals, &mut notes);
     for s in &ini.sections {
         if let Some(n) = sections::other(s) {
             notes.push(n);
         }
     }
     let groups = groups::read_groups(ini, &mut notes, &mut errors);
-
-    // Names: each program's, kept apart from the others' and from their instances' (`web`
-    // with numprocs = 3 takes web-0, web-1 and web-2 too).
-    let mut taken = names::Unique::default();
-    for s in ini
-        .sections
-        .iter()
-        .filter(|s| s.name.starts_with("program:"))
-    {
-        let raw = s.name.split_once(':').map_or("", |(_, n)| n.trim());
-        if let Some(n) = s
-            .get("numprocs", defaults)
-            .and_then(|o| datatypes::integer(&o.value).ok())
-            .filter(|&n| n > 1)
-        {
-            let base = names::program_name(raw, suffix_room(s, defaults));
-            for i in 0..n.min(config::instances::MAX_INSTANCES) {
-                taken.reserve(&config::instances::instance_name(&base, i as u32));
-            }
-        }
-    }
-    let mut programs: Vec<program::Program<'_>> = Vec::new();
-    for s in ini
-        .sections
-        .iter()
-        .filter(|s| s.name.starts_with("program:"))
-    {
-        let Some(sup_name) = groups::section_name(s, &mut errors) else {
-            continue;
-        };
-        let base = names::program_name(&sup_name, suffix_room(s, defaults));
-        let name = taken.take(&base);
-        if name != sup_name {
-            notes.push(Note::at(
-                &s.file,
-                s.line,
-                format!("[{}]", s.name),
-                format!("named {name} (ctrlinit names are 1-64 characters of a-z, 0-9, '_', '.', '-', and unique)"),
-                format!("use `{name}` in ctrlinit commands"),
-            ));
-        }
-        programs.push(program::Program {
-            section: s,
-            defaults,
-            group: groups.member_of.get(&sup_name).cloned(),
-            supervisord_name: sup_name,
-            name,
-        });
-    }
-
+    let programs = name_programs(ini, &groups, &mut notes, &mut errors);
     let mut translated = Vec::new();
     for p in &programs {
         if let Some(t) = program::translate(p, &globals, &mut notes, &mut errors) {
@@ -158,15 +101,9 @@ pub fn import(path: &Path) -> Result<Imported, Vec<InputError>> {
         &groups,
         &mut names::Unique::default(),
     );
-    let mut imported = Imported {
-        programs: translated.len(),
-        files,
-        notes,
-        inputs: input.files.len(),
-    };
-    let needs = files::needed_variables(&imported.files);
+    let needs = files::needed_variables(&files);
     if !needs.is_empty() {
-        imported.notes.push(Note::general(
+        notes.push(Note::general(
             "environment",
             format!(
                 "the output reads {} from ctrlinit's environment when it loads (unset, it is an error, as it was for supervisord)",
@@ -175,7 +112,94 @@ pub fn import(path: &Path) -> Result<Imported, Vec<InputError>> {
             "give the container these variables, or write defaults as ${NAME:-value}",
         ));
     }
-    Ok(imported)
+    Ok(Imported {
+        programs: translated.len(),
+        files,
+        notes,
+        inputs: input.files.len(),
+    })
+}
+
+/// Every `[eventlistener:x]` said; one that ended supervisord on FATAL is remembered, so the
+/// programs get `on_exhausted = "exit"`.
+fn note_listeners(ini: &ini::Ini, globals: &mut globals::Globals, notes: &mut Vec<Note>) {
+    for s in ini
+        .sections
+        .iter()
+        .filter(|s| s.name.starts_with("eventlistener:"))
+    {
+        let (note, ends) = sections::eventlistener(s, &ini.defaults);
+        notes.push(note);
+        if ends && globals.exit_on_fatal.is_none() {
+            globals.exit_on_fatal = Some(s.name.split_once(':').map_or("", |(_, n)| n).to_string());
+        }
+    }
+}
+
+/// Each `[program:x]` with its ctrlinit name, kept apart from the others' and from their
+/// instances' (`web` with numprocs = 3 takes web-0, web-1 and web-2 too); a name that changed
+/// is said.
+fn name_programs<'a>(
+    ini: &'a ini::Ini,
+    groups: &groups::Groups,
+    notes: &mut Vec<Note>,
+    errors: &mut Vec<InputError>,
+) -> Vec<program::Program<'a>> {
+    let defaults = &ini.defaults;
+    let sections = || {
+        ini.sections
+            .iter()
+            .filter(|s| s.name.starts_with("program:"))
+    };
+    let mut taken = names::Unique::default();
+    for s in sections().filter(|s| numbered::numbered_processes(s, defaults).is_none()) {
+        let raw = s.name.split_once(':').map_or("", |(_, n)| n.trim());
+        if let Some(n) = s
+            .get("numprocs", defaults)
+            .and_then(|o| datatypes::integer(&o.value).ok())
+            .filter(|&n| n > 1)
+        {
+            let base = names::program_name(raw, suffix_room(s, defaults));
+            for i in 0..n.min(config::instances::MAX_INSTANCES) {
+                taken.reserve(&config::instances::instance_name(&base, i as u32));
+            }
+        }
+    }
+    let mut programs = Vec::new();
+    for s in sections() {
+        let Some(sup_name) = groups::section_name(s, errors) else {
+            continue;
+        };
+        let group = groups.member_of.get(&sup_name).cloned();
+        if let Some(numbers) = numbered::numbered_processes(s, defaults) {
+            let (taken, n) = (&mut taken, &numbers);
+            programs.extend(numbered::programs(
+                s, defaults, &sup_name, group, n, taken, notes,
+            ));
+            continue;
+        }
+        let base = names::program_name(&sup_name, suffix_room(s, defaults));
+        let name = taken.take(&base);
+        if name != sup_name {
+            notes.push(Note::at(
+                &s.file,
+                s.line,
+                format!("[{}]", s.name),
+                format!("named {name} (ctrlinit names are 1-64 characters of a-z, 0-9, '_', '.', '-', and unique)"),
+                format!("use `{name}` in ctrlinit commands"),
+            ));
+        }
+        programs.push(program::Program {
+            section: s,
+            defaults,
+            group,
+            supervisord_name: sup_name,
+            file: name.clone(),
+            name,
+            number: None,
+        });
+    }
+    programs
 }
 
 /// Characters to leave for an instance suffix (`-9`, `-99` …), from `numprocs`.
@@ -248,6 +272,21 @@ fn general_notes(
         ));
         return;
     }
+    note_stopping(translated, notes);
+    note_here_and_host(ini, notes);
+    notes.push(Note::general(
+        "environment",
+        "ctrlinit does not set SUPERVISOR_ENABLED, SUPERVISOR_PROCESS_NAME, SUPERVISOR_GROUP_NAME or SUPERVISOR_SERVER_URL for programs",
+        "a script that tests them can test CTRLINIT_* in its env, or be given them in env",
+    ));
+}
+
+/// How stopping differs: the whole process group is signalled, and the container's stop
+/// budget caps a long `stopwaitsecs`.
+fn note_stopping(
+    translated: &[(String, Option<String>, program::Translated)],
+    notes: &mut Vec<Note>,
+) {
     let group_loose: Vec<&str> = translated
         .iter()
         .filter(|(_, _, t)| !t.signals_group)
@@ -278,6 +317,10 @@ fn general_notes(
             "raise [init] stop_timeout together with docker stop -t / stop_grace_period, or shorten the programs' stop_timeout",
         ));
     }
+}
+
+/// `%(here)s` written as directories of this machine, `%(host_node_name)s` as `${HOSTNAME}`.
+fn note_here_and_host(ini: &ini::Ini, notes: &mut Vec<Note>) {
     let mut here_dirs: Vec<String> = Vec::new();
     let mut host = false;
     for s in &ini.sections {
@@ -311,9 +354,4 @@ fn general_notes(
             "outside them, set HOSTNAME in ctrlinit's environment",
         ));
     }
-    notes.push(Note::general(
-        "environment",
-        "ctrlinit does not set SUPERVISOR_ENABLED, SUPERVISOR_PROCESS_NAME, SUPERVISOR_GROUP_NAME or SUPERVISOR_SERVER_URL for programs",
-        "a script that tests them can test CTRLINIT_* in its env, or be given them in env",
-    ));
 }

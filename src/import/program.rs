@@ -6,20 +6,19 @@
 use std::cell::Cell;
 use std::path::PathBuf;
 
-use super::datatypes::{self, AutoRestart, LogTarget};
-use super::environment::key_value_pairs;
-use super::expand::Value;
+use super::datatypes::AutoRestart;
 use super::globals::Globals;
 use super::ini::{Opt, Section};
 use super::keys::{Got, Keys};
-use super::logs::{DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, Stream, log_table};
+use super::logs::log_table;
+use super::processes::{Processes, note_numbers_and_names, read_processes};
 use super::report::{InputError, Note};
 use super::restart::budget;
-use super::scope::{Process, ProcessNum, Scope};
+use super::rounds::{Names, PerProcess, Settings, read_per_process, read_settings};
+use super::scope::Scope;
 use super::shlex::{SPLIT, tokens};
-use super::text::{Piece, Text};
+use super::text::Text;
 use super::toml_out::{Table, Val};
-use crate::config::instances::MAX_INSTANCES;
 
 /// A program section to translate.
 pub struct Program<'a> {
@@ -33,6 +32,12 @@ pub struct Program<'a> {
     pub group: Option<String>,
     /// Its ctrlinit name.
     pub name: String,
+    /// One process of a `numprocs` section written as a program of its own (see `numbered`):
+    /// its process number.
+    pub number: Option<i64>,
+    /// The file it is written in when it is in no group (without `.toml`): its name, or its
+    /// section's for the processes of one section.
+    pub file: String,
 }
 
 /// A translated program.
@@ -56,6 +61,8 @@ pub struct Translated {
     pub signals_group: bool,
     /// `stopwaitsecs`, when set (and known now).
     pub stop_seconds: Option<i64>,
+    /// See [`Program::file`].
+    pub file: String,
 }
 
 /// Keys supervisord reads in a program section; anything else it ignores.
@@ -93,6 +100,7 @@ const KNOWN: &[&str] = &[
     "umask",
     "serverurl",
 ];
+
 /// Translates `p`; `None` when it defines no process (or is in error).
 pub fn translate(
     p: &Program<'_>,
@@ -102,7 +110,7 @@ pub fn translate(
 ) -> Option<Translated> {
     let label = format!("[{}]", p.section.name);
     let errors_before = errors.len();
-    let used = Cell::new(false);
+    let not_counted = Cell::new(false);
     let group_name = p
         .group
         .clone()
@@ -119,15 +127,60 @@ pub fn translate(
         group_name: &group_name,
         global_env: &globals.env,
         process: None,
-        process_num_used: &used,
+        process_num_used: &not_counted,
     };
     let at = (p.section.file.clone(), p.section.line);
-    let mut t = Table::new(&["program", &p.name]);
-    t.comments
-        .push(format!("{label} of {}:{}", at.0.display(), at.1));
+    // supervisord's first round, once for the program; then the second, per process.
+    note_unknown_keys(&mut k);
+    let procs = read_processes(&mut k, &early, p.number)?;
+    let settings = read_settings(&mut k, &early);
+    let names = Names {
+        program: &p.supervisord_name,
+        group: &group_name,
+    };
+    let each = read_per_process(&mut k, &names, globals, &procs);
+    let argv = command_argv(&mut k, &each.command, &at)?;
+    if k.errors.len() > errors_before {
+        return None;
+    }
+    if p.number.is_none() {
+        let (name, theirs) = (&p.name, &p.supervisord_name);
+        note_numbers_and_names(&mut k, &procs, &each.names, each.numbers_used, name, theirs);
+    }
 
-    // Unknown keys: supervisord ignores them; so does the output, and says so.
-    for o in &p.section.options {
+    let mut t = Table::new(&["program", &p.name]);
+    t.comments.push(match p.number {
+        Some(n) => format!("{label} of {}:{}, process {n}", at.0.display(), at.1),
+        None => format!("{label} of {}:{}", at.0.display(), at.1),
+    });
+    t.set("command", argv);
+    let oneshot = write_kind(&mut k, &mut t, &settings, &procs);
+    write_restart(&mut k, &mut t, &settings, oneshot, globals);
+    write_startsecs(&mut k, &mut t, &settings, oneshot);
+    let stop_seconds = write_stop(&mut t, &settings);
+    write_identity(&mut k, &mut t, &settings, &each, globals);
+
+    let mut tables = vec![t];
+    tables.extend(env_table(&mut k, &p.name, globals, &each.env));
+    tables.push(log(&mut k, &p.name, &each, settings.redirect, &at, globals));
+
+    Some(Translated {
+        name: p.name.clone(),
+        label,
+        at,
+        tables,
+        priority: settings.priority,
+        autostart: settings.autostart,
+        oneshot,
+        signals_group: settings.signals_group,
+        stop_seconds,
+        file: p.file.clone(),
+    })
+}
+
+/// Keys supervisord does not know: it ignores them; so does the output, and says so.
+fn note_unknown_keys(k: &mut Keys<'_>) {
+    for o in &k.section.options {
         if !KNOWN.contains(&o.key.as_str()) {
             let hint = match o.key.as_str() {
                 "username" => " (did you mean user?)",
@@ -144,275 +197,45 @@ pub fn translate(
             );
         }
     }
+}
 
-    // How many processes.
-    let numprocs = k.typed("numprocs", &early, datatypes::integer);
-    let start = match k.typed("numprocs_start", &early, datatypes::integer) {
-        Some((Got::Now(n), _)) => Got::Now(n),
-        Some((Got::Later(t), _)) => Got::Later(t),
-        None => Got::Now(0),
-    };
-    let (instances, count): (Option<Val>, Value) = match &numprocs {
-        None => (None, Value::Int(1)),
-        Some((Got::Now(n), opt)) => {
-            let n = *n;
-            if n < 1 {
-                let opt = opt.clone();
-                k.note(
-                    &opt,
-                    format!("numprocs = {n} runs no process: not imported"),
-                    "remove the section, or run at least one",
-                );
-                return None;
-            }
-            if n > MAX_INSTANCES {
-                let opt = opt.clone();
-                k.note(
-                    &opt,
-                    format!("numprocs = {n}: ctrlinit runs at most {MAX_INSTANCES} instances of a program; written as {MAX_INSTANCES}"),
-                    "split the work over more programs",
-                );
-            }
-            let n = n.min(MAX_INSTANCES);
-            (if n > 1 { Some(Val::Int(n)) } else { None }, Value::Int(n))
-        }
-        Some((Got::Later(text), _)) => (
-            Some(Val::Str(text.to_ctrlinit())),
-            Value::Later(Piece::Env("INSTANCES".into())),
-        ),
-    };
-    let instanced = instances.is_some();
-    let num = match (&start, instanced) {
-        (_, true) => ProcessNum::Instance,
-        (Got::Now(s), false) => ProcessNum::Fixed(*s),
-        (Got::Later(_), false) => ProcessNum::Instance,
-    };
-    if let (Some((Got::Now(n), opt)), Some(pn)) = (&numprocs, k.opt("process_name").cloned())
-        && *n > 1
-        && !pn.value.contains("%(process_num)")
-    {
-        let (file, line) = (opt.file.clone(), opt.line);
-        k.errors.push(InputError::at(
-            &file,
-            line,
-            format!(
-                "{label} numprocs = {n}: process_name {:?} has no %(process_num)",
-                pn.value
-            ),
-            "add %(process_num)s to process_name (supervisord refuses it too)",
-        ));
-    }
-
-    // The first round.
-    let (autostart, _) = k.now_or("autostart", &early, datatypes::boolean, true);
-    let (autorestart, _) = k.now_or(
-        "autorestart",
-        &early,
-        datatypes::auto_restart,
-        AutoRestart::Unexpected,
-    );
-    let (startsecs, startsecs_set) = k.now_or("startsecs", &early, datatypes::integer, 1);
-    let retries = k.typed("startretries", &early, datatypes::integer);
-    let (exitcodes, exitcodes_set) = k.now_or("exitcodes", &early, datatypes::exitcodes, vec![0]);
-    let stopsignal = k.typed("stopsignal", &early, datatypes::signal);
-    let stopwait = k.typed("stopwaitsecs", &early, datatypes::integer);
-    let (stopasgroup, _) = k.now_or("stopasgroup", &early, datatypes::boolean, false);
-    let (killasgroup, _) = k.now_or("killasgroup", &early, datatypes::boolean, stopasgroup);
-    let (redirect, _) = k.now_or("redirect_stderr", &early, datatypes::boolean, false);
-    let priority = match k.typed("priority", &early, datatypes::integer) {
-        None => Some(999),
-        Some((Got::Now(n), _)) => Some(n),
-        Some((Got::Later(t), opt)) => {
-            k.note(
-                &opt,
-                format!(
-                    "comes from the environment at start ({}), so it orders nothing here",
-                    t.to_ctrlinit()
-                ),
-                "write the number out, or add depends_on where the order matters",
-            );
-            None
-        }
-    };
-    let user = k.text("user", &early).map(|(t, _)| t);
-    let umask = k.typed("umask", &early, datatypes::octal);
-    if let Some(o) = k.opt("serverurl").cloned() {
-        k.note(&o, "no supervisorctl server to point programs at: ctrlinit's control socket is [init] socket", "programs that run supervisorctl should run ctrlinit status/start/stop instead");
-    }
-    for key in [
-        "stdout_capture_maxbytes",
-        "stderr_capture_maxbytes",
-        "stdout_events_enabled",
-        "stderr_events_enabled",
-    ] {
-        if let Some(o) = k.opt(key).cloned() {
-            // Turned off, they do nothing there either.
-            if datatypes::boolean(&o.value) == Ok(false) || o.value.trim() == "0" {
-                continue;
-            }
-            k.note(&o, "ctrlinit sends no log events to listeners", "follow the output with `ctrlinit logs -f NAME`, or state changes with `ctrlinit events --json`");
-        }
-    }
-
-    // The second round: per process.
-    let mut proc_scope = Scope {
-        program_name: &p.supervisord_name,
-        group_name: &group_name,
-        global_env: &globals.env,
-        process: Some(Process {
-            num: num.clone(),
-            count: count.clone(),
-            env: &[],
-        }),
-        process_num_used: &used,
-    };
-    let own_env: Vec<(String, Text)> = match k.text("environment", &proc_scope) {
-        Some((text, opt)) => match key_value_pairs(&text) {
-            Ok(pairs) => pairs,
-            Err(e) => {
-                k.errors.push(InputError::at(
-                    &opt.file,
-                    opt.line,
-                    format!("{label} environment: {e}"),
-                    "write KEY=\"value\",KEY2=\"value 2\" (quote values with spaces, commas or other punctuation)",
-                ));
-                Vec::new()
-            }
-        },
-        None => Vec::new(),
-    };
-    proc_scope.process = Some(Process {
-        num: num.clone(),
-        count: count.clone(),
-        env: &own_env,
-    });
-    let directory = k.text("directory", &proc_scope);
-    let command = k.text("command", &proc_scope);
-    // Log file paths are not written out: their process numbers count for nothing.
-    let not_counted = Cell::new(false);
-    let log_scope = Scope {
-        process_num_used: &not_counted,
-        ..proc_scope
-    };
-    let stdout = read_stream(&mut k, "stdout", &log_scope);
-    let stderr = read_stream(&mut k, "stderr", &log_scope);
-    let proc_scope = Scope {
-        process_num_used: &used,
-        ..log_scope
-    };
-    // process_name only names processes; its own use of process_num does not count.
-    let used_outside_name = used.get();
-    // supervisord's names for its first and last process, for the note.
-    let sample = |k: &mut Keys<'_>, n: i64| {
-        let s = Scope {
-            process: Some(Process {
-                num: ProcessNum::Fixed(n),
-                count: count.clone(),
-                env: &own_env,
-            }),
-            process_num_used: &not_counted,
-            ..proc_scope
-        };
-        k.expanded("process_name", &s, false)
-            .map(|(t, o)| (t.to_ctrlinit(), o))
-    };
-    let first_number = match &start {
-        Got::Now(n) => *n,
-        Got::Later(_) => 0,
-    };
-    let process_name = sample(&mut k, first_number);
-    let last_process_name = match &count {
-        Value::Int(n) if *n > 1 => sample(&mut k, first_number + n - 1).map(|(t, _)| t),
-        _ => None,
-    };
-
+/// `command` split as supervisord splits it; a missing or unparsable command is an error.
+fn command_argv(
+    k: &mut Keys<'_>,
+    command: &Option<(Text, Opt)>,
+    at: &(PathBuf, usize),
+) -> Option<Val> {
     let Some((command, command_opt)) = command else {
         if k.opt("command").is_none() {
             k.errors.push(InputError::at(
                 &at.0,
                 at.1,
-                format!("{label} does not specify a command"),
+                format!("{} does not specify a command", k.label),
                 "add command = /path/to/program args (supervisord refuses it too)",
             ));
         }
         return None;
     };
-    let argv = match command_value(&command) {
-        Ok(v) => v,
+    match command_value(command) {
+        Ok(v) => Some(v),
         Err(e) => {
             k.errors.push(InputError::at(
                 &command_opt.file,
                 command_opt.line,
                 format!(
-                    "{label} command: can't parse command {:?}: {e}",
-                    command_opt.value
+                    "{} command: can't parse command {:?}: {e}",
+                    k.label, command_opt.value
                 ),
                 "close every quote (supervisord could not start it either)",
             ));
-            return None;
+            None
         }
-    };
-    if k.errors.len() > errors_before {
-        return None;
     }
+}
 
-    // Process numbers and names.
-    if instanced && used_outside_name {
-        let offset = match &start {
-            Got::Now(0) => None,
-            Got::Now(n) => Some(n.to_string()),
-            Got::Later(t) => Some(t.to_ctrlinit()),
-        };
-        if let (Some(offset), Some(opt)) = (offset, k.opt("numprocs_start").cloned()) {
-            k.note(
-                &opt,
-                format!(
-                    "process numbers started at {offset}; ctrlinit's ${{INSTANCE}} counts from 0"
-                ),
-                "have the program add the offset, or make its values start at 0",
-            );
-        }
-    }
-    match (&process_name, instanced) {
-        (Some((pn, opt)), true) => {
-            let last = match &count {
-                Value::Int(n) => format!("{}-{}", p.name, n - 1),
-                _ => format!("{}-<n-1>", p.name),
-            };
-            let theirs = match &last_process_name {
-                Some(l) => format!("{pn} … {l}"),
-                None => format!("{pn} …"),
-            };
-            let opt = opt.clone();
-            k.note(
-                &opt,
-                format!(
-                    "instances are named {}-0 … {last} (supervisord's processes were {theirs})",
-                    p.name
-                ),
-                format!(
-                    "`ctrlinit start|stop|restart {}` takes them all, `{}-0` one",
-                    p.name, p.name
-                ),
-            );
-        }
-        (Some((pn, opt)), false) if pn != &p.supervisord_name => {
-            let opt = opt.clone();
-            k.note(
-                &opt,
-                format!(
-                    "the program is named {} (supervisord's process was {pn})",
-                    p.name
-                ),
-                "",
-            );
-        }
-        _ => {}
-    }
-
-    // command, type, instances, autostart.
-    t.set("command", argv);
-    let oneshot = autorestart == AutoRestart::Never && startsecs == 0;
+/// `type`, `instances` and `autostart`; whether it became a oneshot.
+fn write_kind(k: &mut Keys<'_>, t: &mut Table, s: &Settings, procs: &Processes) -> bool {
+    let oneshot = s.autorestart == AutoRestart::Never && s.startsecs.0 == 0;
     if oneshot {
         t.set_with(
             "type",
@@ -427,21 +250,24 @@ pub fn translate(
             );
         }
     }
-    if let Some(n) = instances {
-        let why = match &numprocs {
+    if let Some(n) = &procs.instances {
+        let why = match &procs.numprocs {
             Some((Got::Later(_), _)) => {
                 "numprocs, read when ctrlinit loads: NAME-0 … NAME-<n-1>, with ${INSTANCE} for process_num"
             }
             _ => "numprocs: NAME-0 … NAME-<n-1>, with ${INSTANCE} for process_num",
         };
-        t.set_with("instances", n, why);
+        t.set_with("instances", n.clone(), why);
     }
-    if !autostart {
+    if !s.autostart {
         t.set("autostart", Val::Bool(false));
     }
+    oneshot
+}
 
-    // restart, success_codes, the budget.
-    let restart = match autorestart {
+/// `restart`, `success_codes` and the budget.
+fn write_restart(k: &mut Keys<'_>, t: &mut Table, s: &Settings, oneshot: bool, g: &Globals) {
+    let restart = match s.autorestart {
         AutoRestart::Always => ("always", "autorestart = true"),
         AutoRestart::Never => ("never", "autorestart = false"),
         AutoRestart::Unexpected => (
@@ -450,41 +276,77 @@ pub fn translate(
         ),
     };
     t.set_with("restart", Val::Str(restart.0.into()), restart.1);
-    if exitcodes_set || autorestart == AutoRestart::Unexpected || oneshot {
+    let (exitcodes, exitcodes_set) = &s.exitcodes;
+    if *exitcodes_set || s.autorestart == AutoRestart::Unexpected || oneshot {
         t.set_with(
             "success_codes",
             Val::Array(exitcodes.iter().map(|&c| Val::Int(c)).collect()),
             "exitcodes",
         );
     }
-    if autorestart != AutoRestart::Never {
-        budget(&mut k, &mut t, retries, startsecs, globals);
+    if s.autorestart != AutoRestart::Never {
+        budget(k, t, s.retries.clone(), s.startsecs.0, g);
     }
-    if startsecs_set
-        && startsecs > 0
-        && let Some(o) = k.opt("startsecs").cloned()
+}
+
+/// `startsecs` as `ready = { uptime }`: ready once up that long, and a run that ends sooner is
+/// a failed start, as supervisord counted it. supervisord's default (1) counts as set: every
+/// program it ran had one. 0, or a oneshot (which has no readiness check), writes nothing.
+fn write_startsecs(k: &mut Keys<'_>, t: &mut Table, s: &Settings, oneshot: bool) {
+    let (startsecs, set) = s.startsecs;
+    if startsecs <= 0 || oneshot {
+        return;
+    }
+    let why = if set {
+        format!("startsecs = {startsecs}")
+    } else {
+        "startsecs = 1 (supervisord's default)".to_string()
+    };
+    t.set_with(
+        "ready",
+        Val::Inline(vec![("uptime".into(), Val::Str(format!("{startsecs}s")))]),
+        &format!("{why}: ready once up {startsecs}s; a run that ends sooner failed to start, whatever its exit"),
+    );
+    // The uptime must fit in ready_timeout (60s unless set).
+    if startsecs >= 60 {
+        t.set_with(
+            "ready_timeout",
+            Val::Str(format!("{}s", startsecs + 30)),
+            "longer than the uptime, which must fit in it",
+        );
+    }
+    let retries = match &s.retries {
+        Some((Got::Now(n), _)) => *n,
+        Some((Got::Later(_), _)) => 1,
+        None => 3,
+    };
+    if s.autorestart == AutoRestart::Never
+        && retries > 0
+        && let Some(o) = k.opt("autorestart").cloned()
     {
         k.note(
             &o,
-            format!("ctrlinit has no minimum run time: a run shorter than {startsecs}s is not a failed start, and the program is running (and its dependents start) once spawned"),
-            "add a ready check (ready = { tcp = \"127.0.0.1:PORT\" }, { exec = [...] } or { file = ... }) so it counts as up only when it is; restart_window bounds quick failures",
+            "supervisord retried a start that ended within startsecs (startretries times) even with autorestart = false; with restart = \"never\" ctrlinit does not",
+            "if failed starts should be retried, write restart = \"on-failure\" (it then also restarts a failing exit after the start)",
         );
     }
+}
 
-    // Stopping.
-    match stopsignal {
-        Some((Got::Now(sig), _)) => t.set("stop_signal", Val::Str(sig)),
+/// `stop_signal` and `stop_timeout`; `stopwaitsecs` when known now.
+fn write_stop(t: &mut Table, s: &Settings) -> Option<i64> {
+    match &s.stopsignal {
+        Some((Got::Now(sig), _)) => t.set("stop_signal", Val::Str(sig.clone())),
         Some((Got::Later(text), _)) => t.set("stop_signal", Val::Str(text.to_ctrlinit())),
         None => {}
     }
-    let stop_seconds = match stopwait {
+    match &s.stopwait {
         Some((Got::Now(n), _)) => {
             t.set_with(
                 "stop_timeout",
-                Val::Str(format!("{}s", n.max(0))),
+                Val::Str(format!("{}s", n.max(&0))),
                 "stopwaitsecs",
             );
-            Some(n)
+            Some(*n)
         }
         Some((Got::Later(text), _)) => {
             t.set_with(
@@ -502,10 +364,13 @@ pub fn translate(
             );
             None
         }
-    };
+    }
+}
 
-    // Who, where, with what.
-    match (user, &globals.user) {
+/// Who it runs as, where and with what mask: `user`, `workdir`, `umask` (`[supervisord]`'s
+/// when the program sets none).
+fn write_identity(k: &mut Keys<'_>, t: &mut Table, s: &Settings, each: &PerProcess, g: &Globals) {
+    match (&s.user, &g.user) {
         (Some(u), _) => t.set("user", Val::Str(u.to_ctrlinit())),
         (None, Some(u)) => t.set_with(
             "user",
@@ -514,26 +379,55 @@ pub fn translate(
         ),
         (None, None) => {}
     }
-    if let Some((dir, opt)) = directory {
+    if let Some((dir, opt)) = &each.directory {
         let written = dir.to_ctrlinit();
         if !written.starts_with('/') && !written.starts_with('$') {
-            k.note(&opt, format!("{written:?} is relative: it is taken from ctrlinit's working directory, as it was from supervisord's"), "write an absolute path");
+            k.note(opt, format!("{written:?} is relative: it is taken from ctrlinit's working directory, as it was from supervisord's"), "write an absolute path");
         }
         t.set("workdir", Val::Str(written));
     }
-    match umask {
+    match &s.umask {
         Some((Got::Now(m), _)) => t.set("umask", Val::Str(format!("{m:03o}"))),
         Some((Got::Later(text), _)) => t.set("umask", Val::Str(text.to_ctrlinit())),
         None => {
-            if let Some(m) = globals.umask {
+            if let Some(m) = g.umask {
                 t.set_with("umask", Val::Str(format!("{m:03o}")), "[supervisord] umask");
             }
         }
     }
+}
 
-    let mut tables = vec![t];
-    let mut env = Table::new(&["program", &p.name, "env"]);
-    for (key, value) in &globals.env {
+/// `[program.NAME.log]`, its notes added to the rest.
+fn log(
+    k: &mut Keys<'_>,
+    name: &str,
+    each: &PerProcess,
+    redirect: bool,
+    at: &(PathBuf, usize),
+    g: &Globals,
+) -> Table {
+    let (table, notes) = log_table(
+        &k.label,
+        name,
+        &each.stdout,
+        &each.stderr,
+        redirect,
+        at,
+        g.log_dir.as_deref(),
+    );
+    k.notes.extend(notes);
+    table
+}
+
+/// `[program.NAME.env]`: `[supervisord] environment`, then the program's own (which wins).
+fn env_table(
+    k: &mut Keys<'_>,
+    name: &str,
+    g: &Globals,
+    own_env: &[(String, Text)],
+) -> Option<Table> {
+    let mut env = Table::new(&["program", name, "env"]);
+    for (key, value) in &g.env {
         if own_env.iter().any(|(k2, _)| k2 == key) {
             continue;
         }
@@ -543,7 +437,7 @@ pub fn translate(
         }
         env.set(key, Val::Str(value.to_ctrlinit()));
     }
-    for (key, value) in &own_env {
+    for (key, value) in own_env {
         if key.is_empty() || key.contains('=') || key.contains('\0') {
             if let Some(o) = k.opt("environment").cloned() {
                 k.note(
@@ -556,32 +450,7 @@ pub fn translate(
         }
         env.set(key, Val::Str(value.to_ctrlinit()));
     }
-    if !env.entries.is_empty() {
-        tables.push(env);
-    }
-    let (log, log_notes) = log_table(
-        &label,
-        &p.name,
-        &stdout,
-        &stderr,
-        redirect,
-        &at,
-        globals.log_dir.as_deref(),
-    );
-    k.notes.extend(log_notes);
-    tables.push(log);
-
-    Some(Translated {
-        name: p.name.clone(),
-        label,
-        at,
-        tables,
-        priority,
-        autostart,
-        oneshot,
-        signals_group: stopasgroup && killasgroup,
-        stop_seconds,
-    })
+    (!env.entries.is_empty()).then_some(env)
 }
 
 /// `command` as ctrlinit's `command`: an array split as supervisord splits it, or, when a value
@@ -603,37 +472,10 @@ fn command_value(command: &Text) -> Result<Val, String> {
             .collect(),
     ))
 }
-/// One stream's log settings.
-fn read_stream(k: &mut Keys<'_>, name: &'static str, scope: &Scope<'_>) -> Stream {
-    let target_key = format!("{name}_logfile");
-    let (target, at) = match k.expanded(&target_key, scope, false) {
-        Some((t, o)) => (
-            datatypes::logfile(&t.to_ctrlinit()),
-            Some((o.file.clone(), o.line)),
-        ),
-        None => (LogTarget::Auto, None),
-    };
-    let max_key = format!("{name}_logfile_maxbytes");
-    let (max_bytes, _) = k.now_or(&max_key, scope, datatypes::byte_size, DEFAULT_MAX_BYTES);
-    let backups_key = format!("{name}_logfile_backups");
-    let (backups, _) = k.now_or(&backups_key, scope, datatypes::integer, DEFAULT_BACKUPS);
-    let syslog_key = format!("{name}_syslog");
-    let syslog = match k.now_or(&syslog_key, scope, datatypes::boolean, false) {
-        (true, _) => k.opt(&syslog_key).map(|o| (o.file.clone(), o.line)),
-        _ => None,
-    };
-    Stream {
-        name,
-        target,
-        at,
-        max_bytes,
-        backups,
-        syslog,
-    }
-}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::text::Piece;
 
     #[test]
     fn commands_split_as_supervisord_splits_them() {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::expand::{Value, expand};
 use super::glob::glob;
-use super::ini::Ini;
+use super::ini::{Ini, Opt};
 use super::report::{InputError, Note};
 use super::text::{Piece, Text};
 use crate::sys::files::{ReadError, read_regular};
@@ -34,7 +34,6 @@ pub struct Input {
 
 /// Reads `main` and what it includes.
 pub fn read_input(main: &Path) -> Result<Input, Vec<InputError>> {
-    let main_abs = absolute(main);
     let mut input = Input::default();
     let mut total = 0u64;
     let text = read_text(main, FILE_CAP, &mut total).map_err(|e| vec![e])?;
@@ -51,45 +50,10 @@ pub fn read_input(main: &Path) -> Result<Input, Vec<InputError>> {
             "add files = conf.d/*.conf (patterns relative to this file), or remove [include]",
         )]);
     };
+    let patterns = include_patterns(main, &files).map_err(|e| vec![e])?;
     // Matched against the main file's directory as given, so that the report names the
     // included files as the user would; %(here)s is the absolute directory.
     let base = main.parent().map(Path::to_path_buf).unwrap_or_default();
-    let here = main_abs
-        .parent()
-        .map(|d| d.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let lookup = |k: &str| match k {
-        "here" => Some(Value::Str(here.clone())),
-        "host_node_name" => Some(Value::Text(Text(vec![Piece::Env("HOSTNAME".into())]))),
-        k => k
-            .strip_prefix("ENV_")
-            .map(|n| Value::Text(Text(vec![Piece::Env(n.to_string())]))),
-    };
-    let patterns = match expand(&files.value, &lookup) {
-        Ok((text, _)) => match text.as_static() {
-            Some(s) => s,
-            None => {
-                return Err(vec![InputError::at(
-                    &files.file,
-                    files.line,
-                    "[include] files names an environment variable, which the import cannot read"
-                        .into(),
-                    "write the patterns out",
-                )]);
-            }
-        },
-        Err(e) => {
-            return Err(vec![InputError::at(
-                &files.file,
-                files.line,
-                format!(
-                    "[include] files: {}",
-                    e.message("here, host_node_name, ENV_<variable>")
-                ),
-                "write the patterns with %(here)s or %(ENV_NAME)s only, %% for a literal %",
-            )]);
-        }
-    };
     let mut errors = Vec::new();
     for pattern in patterns.split_whitespace() {
         let found = glob(&base, pattern);
@@ -113,48 +77,7 @@ pub fn read_input(main: &Path) -> Result<Input, Vec<InputError>> {
                 ));
                 return Err(errors);
             }
-            if path.is_dir() {
-                input.notes.push(Note::at(
-                    &files.file,
-                    files.line,
-                    "[include] files",
-                    format!(
-                        "{} is a directory; skipped (as supervisord does)",
-                        path.display()
-                    ),
-                    "match files, e.g. conf.d/*.conf",
-                ));
-                continue;
-            }
-            let left = TOTAL_CAP.saturating_sub(total);
-            match read_text(&path, FILE_CAP.min(left), &mut total) {
-                Ok(text) => {
-                    let before = input
-                        .ini
-                        .section("include")
-                        .and_then(|s| s.get("files", &[]).cloned());
-                    if let Err(mut e) = input.ini.read(&path, &text) {
-                        errors.append(&mut e);
-                    }
-                    let after = input
-                        .ini
-                        .section("include")
-                        .and_then(|s| s.get("files", &[]).cloned());
-                    if after != before
-                        && let Some(nested) = after
-                    {
-                        input.notes.push(Note::at(
-                            &nested.file,
-                            nested.line,
-                            "[include] files",
-                            "an included file cannot include others (supervisord ignores this one)",
-                            "list its patterns in the main file's [include]",
-                        ));
-                    }
-                    input.files.push(path);
-                }
-                Err(e) => errors.push(e),
-            }
+            include_one(&mut input, &files, path, &mut total, &mut errors);
         }
     }
     if errors.is_empty() {
@@ -162,6 +85,94 @@ pub fn read_input(main: &Path) -> Result<Input, Vec<InputError>> {
     } else {
         Err(errors)
     }
+}
+
+/// `[include] files` expanded (`%(here)s` is the main file's absolute directory): the patterns.
+fn include_patterns(main: &Path, files: &Opt) -> Result<String, InputError> {
+    let here = absolute(main)
+        .parent()
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lookup = |k: &str| match k {
+        "here" => Some(Value::Str(here.clone())),
+        "host_node_name" => Some(Value::Text(Text(vec![Piece::Env("HOSTNAME".into())]))),
+        k => k
+            .strip_prefix("ENV_")
+            .map(|n| Value::Text(Text(vec![Piece::Env(n.to_string())]))),
+    };
+    match expand(&files.value, &lookup) {
+        Ok((text, _)) => text.as_static().ok_or_else(|| {
+            InputError::at(
+                &files.file,
+                files.line,
+                "[include] files names an environment variable, which the import cannot read"
+                    .into(),
+                "write the patterns out",
+            )
+        }),
+        Err(e) => Err(InputError::at(
+            &files.file,
+            files.line,
+            format!(
+                "[include] files: {}",
+                e.message("here, host_node_name, ENV_<variable>")
+            ),
+            "write the patterns with %(here)s or %(ENV_NAME)s only, %% for a literal %",
+        )),
+    }
+}
+
+/// Reads one included file into `input` (a directory is skipped and said; an `[include]` of
+/// its own is ignored, as supervisord ignores it, and said).
+fn include_one(
+    input: &mut Input,
+    files: &Opt,
+    path: PathBuf,
+    total: &mut u64,
+    errors: &mut Vec<InputError>,
+) {
+    if path.is_dir() {
+        input.notes.push(Note::at(
+            &files.file,
+            files.line,
+            "[include] files",
+            format!(
+                "{} is a directory; skipped (as supervisord does)",
+                path.display()
+            ),
+            "match files, e.g. conf.d/*.conf",
+        ));
+        return;
+    }
+    let left = TOTAL_CAP.saturating_sub(*total);
+    let text = match read_text(&path, FILE_CAP.min(left), total) {
+        Ok(text) => text,
+        Err(e) => {
+            errors.push(e);
+            return;
+        }
+    };
+    let include_files = |ini: &Ini| {
+        ini.section("include")
+            .and_then(|s| s.get("files", &[]).cloned())
+    };
+    let before = include_files(&input.ini);
+    if let Err(mut e) = input.ini.read(&path, &text) {
+        errors.append(&mut e);
+    }
+    let after = include_files(&input.ini);
+    if after != before
+        && let Some(nested) = after
+    {
+        input.notes.push(Note::at(
+            &nested.file,
+            nested.line,
+            "[include] files",
+            "an included file cannot include others (supervisord ignores this one)",
+            "list its patterns in the main file's [include]",
+        ));
+    }
+    input.files.push(path);
 }
 
 /// `path` made absolute against the working directory (not resolving links).

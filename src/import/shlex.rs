@@ -103,130 +103,207 @@ enum EscapeFrom {
 
 /// Splits `s` as Python's lexer in `mode` would.
 pub fn tokens(s: &str, mode: Mode) -> Result<Vec<Token>, SplitError> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut at = 0;
+    let mut lexer = Lexer {
+        chars: s.chars().collect(),
+        at: 0,
+        mode,
+        state: State::Space,
+        pushback: None,
+    };
     let mut out = Vec::new();
-    let mut state = State::Space;
-    // A character read but not used yet (Python's pushback).
-    let mut pushback: Option<char> = None;
     loop {
-        let mut token = String::new();
-        let mut quoted = false;
-        let mut bare = Vec::new();
-        let mut ended = false;
-        loop {
-            let next = match pushback.take() {
-                Some(c) => Some(c),
-                None => {
-                    let c = chars.get(at).copied();
-                    if c.is_some() {
-                        at += 1;
-                    }
-                    c
-                }
-            };
-            match state {
-                State::Space => match next {
-                    None => {
-                        ended = true;
-                        break;
-                    }
-                    Some(c) if is_whitespace(c) => {
-                        if !token.is_empty() || quoted {
-                            break;
-                        }
-                    }
-                    Some('#') if mode.comments => skip_line(&chars, &mut at),
-                    Some('\\') => state = State::Escape(EscapeFrom::Word),
-                    Some(c) if is_wordchar(c, mode) => {
-                        token.push(c);
-                        if is_placeholder(c) {
-                            bare.push(c);
-                        }
-                        state = State::Word;
-                    }
-                    Some(c) if is_quote(c) => state = State::Quote(c),
-                    Some(c) if mode.whitespace_split => {
-                        token.push(c);
-                        state = State::Word;
-                    }
-                    Some(c) => {
-                        // A character of its own.
-                        token.push(c);
-                        break;
-                    }
-                },
-                State::Quote(q) => {
-                    quoted = true;
-                    match next {
-                        None => return Err(SplitError::NoClosingQuotation),
-                        Some(c) if c == q => state = State::Word,
-                        Some('\\') if q == '"' => state = State::Escape(EscapeFrom::Quote(q)),
-                        Some(c) => token.push(c),
-                    }
-                }
-                State::Escape(from) => {
-                    let Some(c) = next else {
-                        return Err(SplitError::NoEscapedCharacter);
-                    };
-                    // In double quotes only the quote and the backslash are escaped.
-                    if let EscapeFrom::Quote(q) = from
-                        && c != q
-                        && c != '\\'
-                    {
-                        token.push('\\');
-                    }
-                    token.push(c);
-                    state = match from {
-                        EscapeFrom::Word => State::Word,
-                        EscapeFrom::Quote(q) => State::Quote(q),
-                    };
-                }
-                State::Word => match next {
-                    None => {
-                        ended = true;
-                        break;
-                    }
-                    Some(c) if is_whitespace(c) => {
-                        state = State::Space;
-                        if !token.is_empty() || quoted {
-                            break;
-                        }
-                    }
-                    Some('#') if mode.comments => {
-                        skip_line(&chars, &mut at);
-                        state = State::Space;
-                        if !token.is_empty() || quoted {
-                            break;
-                        }
-                    }
-                    Some(c) if is_quote(c) => state = State::Quote(c),
-                    Some('\\') => state = State::Escape(EscapeFrom::Word),
-                    Some(c) if is_wordchar(c, mode) || mode.whitespace_split => {
-                        token.push(c);
-                        if is_placeholder(c) {
-                            bare.push(c);
-                        }
-                    }
-                    Some(c) => {
-                        pushback = Some(c);
-                        state = State::Space;
-                        if !token.is_empty() || quoted {
-                            break;
-                        }
-                    }
-                },
-            }
-        }
-        if !token.is_empty() || quoted {
+        let (token, ended) = lexer.read_token()?;
+        if token.any() {
             out.push(Token {
-                text: token,
-                quoted,
-                bare_placeholders: bare,
+                text: token.text,
+                quoted: token.quoted,
+                bare_placeholders: token.bare,
             });
         }
         if ended {
             return Ok(out);
+        }
+    }
+}
+
+/// Python's lexer over one value: where it is, in which state.
+struct Lexer {
+    chars: Vec<char>,
+    at: usize,
+    mode: Mode,
+    state: State,
+    /// A character read but not used yet (Python's pushback).
+    pushback: Option<char>,
+}
+
+/// The token being read.
+#[derive(Default)]
+struct Partial {
+    text: String,
+    quoted: bool,
+    bare: Vec<char>,
+}
+
+impl Partial {
+    /// Whether there is a token (a quoted one may be empty).
+    fn any(&self) -> bool {
+        !self.text.is_empty() || self.quoted
+    }
+
+    /// A word character outside quotes.
+    fn push_word(&mut self, c: char) {
+        self.text.push(c);
+        if is_placeholder(c) {
+            self.bare.push(c);
+        }
+    }
+
+    /// The token ends here if there is one; otherwise reading goes on.
+    fn ends(&self) -> Step {
+        if self.any() {
+            Step::TokenEnds
+        } else {
+            Step::More
+        }
+    }
+}
+
+/// What one character did.
+enum Step {
+    /// Keep reading this token.
+    More,
+    /// The token is complete.
+    TokenEnds,
+    /// The input is over.
+    InputEnds,
+}
+
+impl Lexer {
+    fn next_char(&mut self) -> Option<char> {
+        if let Some(c) = self.pushback.take() {
+            return Some(c);
+        }
+        let c = self.chars.get(self.at).copied();
+        if c.is_some() {
+            self.at += 1;
+        }
+        c
+    }
+
+    /// Python's `read_token`: the next token, and whether the input ended after it.
+    fn read_token(&mut self) -> Result<(Partial, bool), SplitError> {
+        let mut token = Partial::default();
+        loop {
+            let next = self.next_char();
+            let step = match self.state {
+                State::Space => self.space(next, &mut token),
+                State::Quote(q) => self.quote(q, next, &mut token)?,
+                State::Escape(from) => self.escape(from, next, &mut token)?,
+                State::Word => self.word(next, &mut token),
+            };
+            match step {
+                Step::More => {}
+                Step::TokenEnds => return Ok((token, false)),
+                Step::InputEnds => return Ok((token, true)),
+            }
+        }
+    }
+
+    fn space(&mut self, next: Option<char>, token: &mut Partial) -> Step {
+        let mode = self.mode;
+        match next {
+            None => return Step::InputEnds,
+            Some(c) if is_whitespace(c) => return token.ends(),
+            Some('#') if mode.comments => skip_line(&self.chars, &mut self.at),
+            Some('\\') => self.state = State::Escape(EscapeFrom::Word),
+            Some(c) if is_wordchar(c, mode) => {
+                token.push_word(c);
+                self.state = State::Word;
+            }
+            Some(c) if is_quote(c) => self.state = State::Quote(c),
+            Some(c) if mode.whitespace_split => {
+                token.text.push(c);
+                self.state = State::Word;
+            }
+            Some(c) => {
+                // A character of its own.
+                token.text.push(c);
+                return Step::TokenEnds;
+            }
+        }
+        Step::More
+    }
+
+    fn quote(
+        &mut self,
+        q: char,
+        next: Option<char>,
+        token: &mut Partial,
+    ) -> Result<Step, SplitError> {
+        token.quoted = true;
+        match next {
+            None => return Err(SplitError::NoClosingQuotation),
+            Some(c) if c == q => self.state = State::Word,
+            Some('\\') if q == '"' => self.state = State::Escape(EscapeFrom::Quote(q)),
+            Some(c) => token.text.push(c),
+        }
+        Ok(Step::More)
+    }
+
+    fn escape(
+        &mut self,
+        from: EscapeFrom,
+        next: Option<char>,
+        token: &mut Partial,
+    ) -> Result<Step, SplitError> {
+        let Some(c) = next else {
+            return Err(SplitError::NoEscapedCharacter);
+        };
+        // In double quotes only the quote and the backslash are escaped.
+        if let EscapeFrom::Quote(q) = from
+            && c != q
+            && c != '\\'
+        {
+            token.text.push('\\');
+        }
+        token.text.push(c);
+        self.state = match from {
+            EscapeFrom::Word => State::Word,
+            EscapeFrom::Quote(q) => State::Quote(q),
+        };
+        Ok(Step::More)
+    }
+
+    fn word(&mut self, next: Option<char>, token: &mut Partial) -> Step {
+        let mode = self.mode;
+        match next {
+            None => Step::InputEnds,
+            Some(c) if is_whitespace(c) => {
+                self.state = State::Space;
+                token.ends()
+            }
+            Some('#') if mode.comments => {
+                skip_line(&self.chars, &mut self.at);
+                self.state = State::Space;
+                token.ends()
+            }
+            Some(c) if is_quote(c) => {
+                self.state = State::Quote(c);
+                Step::More
+            }
+            Some('\\') => {
+                self.state = State::Escape(EscapeFrom::Word);
+                Step::More
+            }
+            Some(c) if is_wordchar(c, mode) || mode.whitespace_split => {
+                token.push_word(c);
+                Step::More
+            }
+            Some(c) => {
+                self.pushback = Some(c);
+                self.state = State::Space;
+                token.ends()
+            }
         }
     }
 }

@@ -15,6 +15,8 @@ pub enum Val {
     Bool(bool),
     /// An array on one line.
     Array(Vec<Val>),
+    /// An inline table on one line: `{ uptime = "5s" }`.
+    Inline(Vec<(String, Val)>),
 }
 
 /// `key = value`, with comment lines above it.
@@ -133,6 +135,13 @@ fn value(v: &Val) -> String {
         Val::Array(items) => {
             let parts: Vec<String> = items.iter().map(value).collect();
             format!("[{}]", parts.join(", "))
+        }
+        Val::Inline(entries) => {
+            let parts: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{} = {}", key(k), value(v)))
+                .collect();
+            format!("{{ {} }}", parts.join(", "))
         }
     }
 }

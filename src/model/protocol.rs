@@ -93,11 +93,16 @@ pub enum Request {
     },
     /// A live stream of state changes.
     Events,
-    /// Whether every program is in its wanted state.
+    /// Whether every program is in its wanted state (or, with `live`, whether the container
+    /// is alive: what `/livez` answers).
     Health {
         /// Also count programs stopped by hand.
         #[serde(default)]
         strict: bool,
+        /// Liveness only: fails only while a program is past its liveness threshold or the
+        /// container stops, not while a program restarts within its budget.
+        #[serde(default)]
+        live: bool,
     },
     /// Re-read the configuration directory and apply the difference.
     Reload,

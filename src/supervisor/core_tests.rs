@@ -800,3 +800,6 @@ mod propagation;
 
 #[path = "stop_order_tests.rs"]
 mod stop_order;
+
+#[path = "uptime_tests.rs"]
+mod uptime;

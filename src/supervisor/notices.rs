@@ -156,6 +156,8 @@ pub struct RunEnding<'a> {
     pub forced_failure: bool,
     /// Why ctrlinit stopped it as unhealthy, if it did.
     pub unhealthy: Option<&'a str>,
+    /// The `ready = { uptime }` it ended short of, if it did.
+    pub short_of_uptime: Option<Duration>,
     /// How long it ran.
     pub ran_for: Duration,
     /// Its `ready_timeout`.
@@ -172,6 +174,11 @@ pub fn how_run_ended(end: RunEnding<'_>) -> String {
         Some(e) if end.oom_killed => format!(
             "{e}: killed by the OOM killer after {}",
             fmt_duration(end.ran_for)
+        ),
+        Some(e) if end.short_of_uptime.is_some() => format!(
+            "{e} after {}, before its uptime of {}",
+            fmt_duration(end.ran_for),
+            fmt_duration(end.short_of_uptime.unwrap_or_default())
         ),
         Some(e) if !end.forced_failure => format!("{e} after {}", fmt_duration(end.ran_for)),
         _ => format!("not ready within {}", fmt_duration(end.ready_timeout)),

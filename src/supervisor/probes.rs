@@ -3,7 +3,8 @@
 //! into the core's [`Input::Ready`].
 //!
 //! `tcp`, `http` and `file` checks are tasks on the owner loop's runtime, tried every
-//! `interval` until they pass (a file counts only if this run wrote it). `exec` checks are
+//! `interval` until they pass (a file counts only if this run wrote it); an `uptime` check is
+//! a task that sleeps that long, then passes. `exec` checks are
 //! processes: spawned by the [`Launcher`] and reaped by the owner loop's one reaper, which hands
 //! their pids here ([`Probes::reaped`]). A notification fd is a task reading its pipe until the
 //! newline. The program itself tells the other kinds: `notify` through the sd_notify socket
@@ -101,6 +102,7 @@ impl Probes {
                 .notify_fd
                 .take()
                 .map(|fd| tokio::spawn(notification_fd(fd, id, run, tx))),
+            ReadyProbe::Uptime(d) => Some(tokio::spawn(uptime(*d, id, run, tx))),
             ReadyProbe::Exec(_) | ReadyProbe::Notify | ReadyProbe::Log(_) => None,
         };
         self.checks.insert(
@@ -305,6 +307,14 @@ async fn file(
         }
         tokio::time::sleep(interval).await;
     }
+}
+
+/// Reports the run ready once it has stayed up `d`. A run that ends sooner is no longer
+/// `starting`, so `cancel_stale` aborts this task before it reports (and a late report for an
+/// old run is dropped by its run number).
+async fn uptime(d: Duration, id: ProgramId, run: u64, tx: UnboundedSender<ProbeEvent>) {
+    tokio::time::sleep(d).await;
+    let _ = tx.send(ProbeEvent::Passed { id, run });
 }
 
 /// How often a pid file is looked for, at most (a daemon's launcher has exited: its pid file

@@ -304,6 +304,9 @@ pub struct Program {
     pub causes: RestartCauses,
     /// How long the last start took to become ready.
     pub ready_took: Option<std::time::Duration>,
+    /// The current run ended while `starting` with `ready = { uptime }`: the uptime it fell
+    /// short of (its end is a failed run, whatever its exit).
+    pub short_of_uptime: Option<std::time::Duration>,
 }
 
 impl Program {
@@ -334,6 +337,7 @@ impl Program {
             notified: Notified::default(),
             causes: RestartCauses::default(),
             ready_took: None,
+            short_of_uptime: None,
         }
     }
 

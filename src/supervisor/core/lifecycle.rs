@@ -25,6 +25,7 @@ impl Core {
         p.unhealthy = None;
         p.watchdog_due = None;
         p.notified = Default::default();
+        p.short_of_uptime = None;
         let (id, run) = (p.id, p.run);
         let spec = Arc::clone(&p.spec);
         let (phase, why) = match (spec.kind, &spec.ready) {
@@ -202,9 +203,16 @@ impl Core {
                 }
             }
             Phase::Starting { pgid, .. } | Phase::Running { pgid, .. } => {
+                // supervisord's startsecs: a run that ends before its uptime failed to start,
+                // even with a success code, so `on-failure` restarts it and it is counted.
+                if let (Phase::Starting { .. }, Some(up), true) =
+                    (p.phase, p.spec.ready_uptime(), p.wants_up())
+                {
+                    p.short_of_uptime = Some(up);
+                }
                 let then = if p.wants_up() {
                     After::Policy {
-                        forced_failure: false,
+                        forced_failure: p.short_of_uptime.is_some(),
                     }
                 } else {
                     After::Target
@@ -344,12 +352,14 @@ impl Core {
             oom_killed: p.oom_killed,
             forced_failure,
             unhealthy: p.unhealthy.as_deref(),
+            short_of_uptime: p.short_of_uptime,
             ran_for,
             ready_timeout: spec.ready_timeout,
         });
         if let Verdict::Restart { .. } = verdict {
             let causes = &mut p.causes;
-            match (&p.unhealthy, forced_failure) {
+            let early = p.short_of_uptime.is_some();
+            match (&p.unhealthy, forced_failure && !early) {
                 (Some(_), _) => causes.health += 1,
                 (None, true) => causes.readiness += 1,
                 (None, false) => causes.exit += 1,
