@@ -8,8 +8,6 @@
 //! `setgroups` → `setgid` → `setuid` (that order, or root's supplementary groups would survive), close-on-exec on every other descriptor, an empty
 //! signal mask last (so a signal arriving from then on acts as it would after exec), then exec.
 
-use super::spawn::Grouping;
-
 /// The exit status of a child whose exec failed with `errno`.
 pub fn exec_failure_status(errno: i32) -> i32 {
     if errno == libc::ENOENT || errno == libc::ENOTDIR {
@@ -53,6 +51,20 @@ impl Step {
             _ => Step::Exec,
         }
     }
+}
+
+/// Where a child's process group lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grouping {
+    /// A session of its own (`setsid`): no terminal can signal it, and stopping its group stops
+    /// all of it. Every program from the config.
+    Session,
+    /// A process group of its own in ctrlinit's session, as tini runs its child: job-control
+    /// signals (TSTP, TTIN, TTOU) stop it, which the kernel would drop for a group of its own
+    /// session (an orphaned group).
+    Group,
+    /// As `Group`, and the foreground group of the terminal on stdin.
+    Foreground,
 }
 
 /// Everything the child needs, prepared by the parent.

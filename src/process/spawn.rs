@@ -19,7 +19,7 @@ use std::path::Path;
 
 use nix::fcntl::OFlag;
 
-use super::child::{ChildPlan, RawLimit, Step, exec_failure_status, run_child};
+use super::child::{ChildPlan, Grouping, RawLimit, Step, exec_failure_status, run_child};
 use crate::config::{RlimitSetting, RunAs};
 use crate::model::Exit;
 
@@ -66,20 +66,6 @@ pub struct Launch<'a> {
     pub signals_as_started: bool,
     /// An open `cgroup.procs` of the cgroup it joins before exec.
     pub cgroup: Option<OwnedFd>,
-}
-
-/// Where a child's process group lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grouping {
-    /// A session of its own (`setsid`): no terminal can signal it, and stopping its group stops
-    /// all of it. Every program from the config.
-    Session,
-    /// A process group of its own in ctrlinit's session, as tini runs its child: job-control
-    /// signals (TSTP, TTIN, TTOU) stop it, which the kernel would drop for a group of its own
-    /// session (an orphaned group).
-    Group,
-    /// As `Group`, and the foreground group of the terminal on stdin.
-    Foreground,
 }
 
 /// Why a program did not start, with the status a shell would give.
