@@ -34,7 +34,88 @@ fn cases() -> Vec<Case> {
                 format!("[program.{}]\ncommand = [\"/bin/true\"]\n", "x".repeat(65_536)),
             )],
             setup: nothing,
-            says: &["is 65536 characters long", "fix: use at most 64 characters"],
+            says: &[
+                "is 65536 characters long",
+                "fix: use at most 64 characters",
+                // The key is cut as the message is.
+                "z.toml:1: program.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…: ",
+            ],
+        },
+        Case {
+            name: "an env value of 200 KB",
+            files: vec![(
+                "z.toml",
+                format!(
+                    "[program.bigenv]\ncommand = [\"/bin/true\"]\n\n[program.bigenv.env]\nSMALL = \"1\"\nBIG = \"{}\"\n",
+                    "v".repeat(200_000)
+                ),
+            )],
+            setup: nothing,
+            says: &[
+                "z.toml:6: program.bigenv.env.BIG: the variable is 195 KiB long, over the kernel's limit of 128 KiB",
+                "fix: put data this large in a file the program reads",
+            ],
+        },
+        Case {
+            name: "a command argument of 200 KB",
+            files: vec![(
+                "z.toml",
+                format!(
+                    "[program.bigarg]\ncommand = [\n  \"/bin/echo\",\n  \"{}\",\n]\n",
+                    "a".repeat(200_000)
+                ),
+            )],
+            setup: nothing,
+            says: &[
+                "z.toml:4: program.bigarg.command[1]: the argument is 195 KiB long, over the kernel's limit of 128 KiB",
+                "fix: put data this large in a file the program reads",
+            ],
+        },
+        Case {
+            name: "150,000 small env keys (over the total the kernel allows)",
+            files: vec![("z.toml", {
+                let mut text = String::from(
+                    "[program.wide]\ncommand = [\"/bin/true\"]\n\n[program.wide.env]\n",
+                );
+                for i in 0..150_000 {
+                    text.push_str(&format!("K{i}=\"1\"\n"));
+                }
+                text
+            })],
+            setup: nothing,
+            says: &[
+                "z.toml:4: program.wide.env: its command line and environment take 2.5 MiB",
+                "150000 variables), over the 1.5 MiB ctrlinit allows a program",
+                "fix: set fewer or shorter variables",
+            ],
+        },
+        Case {
+            name: "an env_file with a line that is not KEY=VALUE",
+            files: vec![(
+                "z.toml",
+                "[program.envf]\ncommand = [\"/bin/true\"]\nenv_file = \"{dir}/bad.env\"\n"
+                    .to_string(),
+            )],
+            setup: |dir| std::fs::write(dir.join("bad.env"), "A=1\nnot a pair\n").unwrap(),
+            says: &[
+                "z.toml:3: program.envf.env_file: env_file ",
+                "bad.env:2: expected KEY=VALUE, found \"not a pair\"",
+                "fix: write each line as KEY=VALUE",
+            ],
+        },
+        Case {
+            name: "an env_file with a NUL byte",
+            files: vec![(
+                "z.toml",
+                "[program.envnul]\ncommand = [\"/bin/true\"]\nenv_file = \"{dir}/nul.env\"\n"
+                    .to_string(),
+            )],
+            setup: |dir| std::fs::write(dir.join("nul.env"), "A=x\0y\n").unwrap(),
+            says: &[
+                "z.toml:3: program.envnul.env_file: env_file ",
+                "nul.env:1: not a variable a program can be given (an empty name or a NUL byte)",
+                "fix: write each line as KEY=VALUE",
+            ],
         },
         Case {
             name: "a 4 GiB sparse config file",
@@ -178,9 +259,16 @@ fn check_reports_each_hostile_config_with_file_line_and_fix() {
                 ran.stderr
             );
         }
-        // Every error line names its file and (but for whole-file problems) its line.
+        // Every error line names its file and (but for whole-file problems) its line, and
+        // quotes no value or name whole however long it is.
         for line in ran.stderr.lines().filter(|l| l.starts_with("error: ")) {
             assert!(line.contains(".toml"), "{}: {line}", case.name);
+            assert!(
+                line.len() < 1_000,
+                "{}: {} characters",
+                case.name,
+                line.len()
+            );
         }
         assert!(ran.stderr.contains("fix:"), "{}: {}", case.name, ran.stderr);
     }

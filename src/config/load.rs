@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
 use super::error::{ConfigError, ConfigErrors};
+use super::exec_limits::{self, EnvFiles};
 use super::graph::Graph;
 use super::init_table::read_init;
 use super::instances;
-use super::names::valid_name;
+use super::names::{short, valid_name};
 use super::reader::{Reader, get};
 use super::schema::{DependencyDraft, ProgramDraft};
 use super::spec::{
@@ -279,6 +280,7 @@ fn add_main_program(
             max_cores: None,
             max_reports: None,
             inherit_env: None,
+            lines: Default::default(),
         },
         file: PathBuf::from("--"),
         line: 0,
@@ -388,6 +390,7 @@ fn check_programs(
         }
     }
     let mut specs = Vec::new();
+    let mut env_files = EnvFiles::new();
     let known = Known {
         kinds: &kinds,
         groups: &groups,
@@ -401,6 +404,7 @@ fn check_programs(
         spec.max_reports = draft.max_reports.unwrap_or(init.max_reports);
         spec.inherit_env = draft.inherit_env.unwrap_or(init.inherit_env);
         spec.depends_on = resolve_deps(&spec, &draft.deps, &known, &file, errors);
+        exec_limits::check(&spec, &draft.lines, &file, &mut env_files, errors);
         specs.push(spec);
     }
     specs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -415,7 +419,7 @@ fn defined_twice(p: &Located, name: &str, first: &str) -> ConfigError {
         "give each program one [program.NAME] table across all files"
     };
     ConfigError {
-        key: format!("program.{name}"),
+        key: format!("program.{}", short(name)),
         ..file_error(
             &p.file,
             Some(p.line),
@@ -443,7 +447,8 @@ fn resolve_deps(
 ) -> Vec<Dependency> {
     let name = spec.instance.as_ref().map_or(&spec.name, |i| &i.group);
     let line = |d: &DependencyDraft| Some(d.line);
-    let key = |d: &DependencyDraft| format!("program.{name}.depends_on.{}", d.name);
+    let key =
+        |d: &DependencyDraft| format!("program.{}.depends_on.{}", short(name), short(&d.name));
     let mut out = Vec::new();
     for d in deps {
         let targets: Vec<(&str, Kind)> = match (known.kinds.get(&d.name), known.groups.get(&d.name))
@@ -550,7 +555,7 @@ fn check_cycles(specs: &[ProgramSpec], errors: &mut Vec<ConfigError>) {
         errors.push(ConfigError {
             file,
             line,
-            key: format!("program.{}.depends_on", first.name),
+            key: format!("program.{}.depends_on", short(&first.name)),
             message: format!("dependency cycle: {}", path.join(" -> ")),
             fix: Some("remove one of these dependencies".into()),
         });

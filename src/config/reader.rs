@@ -301,6 +301,17 @@ impl<'a> Reader<'a> {
             }
             _ => self.string_list(v, key)?,
         };
+        for (i, arg) in argv.iter().enumerate() {
+            if super::exec_limits::too_long(arg.len()) {
+                let span = match v.get_ref() {
+                    DeValue::Array(items) if items.len() == argv.len() => items[i].span(),
+                    _ => v.span(),
+                };
+                let (message, fix) = super::exec_limits::too_long_error("the argument", arg.len());
+                self.error(&span, &format!("{key}[{i}]"), message, Some(fix));
+                return None;
+            }
+        }
         if argv.is_empty() || argv[0].is_empty() {
             self.error(
                 &v.span(),
