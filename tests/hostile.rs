@@ -426,3 +426,72 @@ fn an_env_file_turned_into_a_fifo_fails_the_start_without_hanging_the_init() {
     init.signal("TERM");
     assert_eq!(init.wait_exit(DEADLINE), 0);
 }
+
+/// `*.toml` links that lead nowhere: one dangling, one looping.
+fn broken_links(conf: &Path) {
+    std::os::unix::fs::symlink(conf.join("missing.toml.target"), conf.join("dangling.toml"))
+        .unwrap();
+    std::os::unix::fs::symlink(conf.join("loop-b.toml"), conf.join("loop-a.toml")).unwrap();
+    std::os::unix::fs::symlink(conf.join("loop-a.toml"), conf.join("loop-b.toml")).unwrap();
+}
+
+const DANGLING: &str = "dangling.toml is a symbolic link to";
+const LOOPING: &str = "loop-a.toml is a symbolic link that loops; skipped";
+
+/// `check` says what it skipped even when there are errors to report.
+#[test]
+fn check_prints_the_skipped_links_with_the_errors() {
+    let (_dir, conf) = config_dir(&[("a.toml", "[program.ok]\ncommand = [\"/bin/true\"]\n")]);
+    broken_links(&conf);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    assert!(
+        ran.stdout.contains(DANGLING) && ran.stdout.contains(LOOPING),
+        "{ran:?}"
+    );
+    std::fs::write(
+        conf.join("b.toml"),
+        "[program.bad]\nrestart = \"sometimes\"\n",
+    )
+    .unwrap();
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 2, "{ran:?}");
+    assert!(ran.stderr.contains("error: "), "{}", ran.stderr);
+    for says in [DANGLING, LOOPING] {
+        assert!(
+            ran.stderr
+                .lines()
+                .any(|l| l.starts_with("warning: ") && l.contains(says)),
+            "{says:?} not in:\n{}",
+            ran.stderr
+        );
+    }
+}
+
+/// A reload says what it skipped, in its answer and in ctrlinit's log, whether it is applied or
+/// refused.
+#[test]
+fn reload_tells_the_skipped_links_in_its_answer_and_the_log() {
+    let init = init().file("a.toml", HEALTHY).start();
+    init.wait_states(&["keep=running"]);
+    let conf = init.dir().join("conf.d");
+    broken_links(&conf);
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(DANGLING) && out.contains(LOOPING), "{out}");
+    init.wait_for_line(&format!("reload: {}", conf.join(DANGLING).display()));
+    init.wait_for_line(LOOPING);
+    std::fs::write(
+        conf.join("b.toml"),
+        "[program.bad]\nrestart = \"sometimes\"\n",
+    )
+    .unwrap();
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("error: ") && out.contains("warning: "),
+        "{out}"
+    );
+    assert!(out.contains(DANGLING) && out.contains(LOOPING), "{out}");
+    assert_eq!(init.count_lines(LOOPING), 2, "{}", init.output());
+}

@@ -187,7 +187,7 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
         let mut seen = HashSet::new();
         errors.retain(|e| seen.insert(e.clone()));
         errors.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-        return Err(ConfigErrors(errors));
+        return Err(ConfigErrors { errors, warnings });
     }
     Ok(Config {
         init,
