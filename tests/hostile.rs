@@ -495,3 +495,62 @@ fn reload_tells_the_skipped_links_in_its_answer_and_the_log() {
     assert!(out.contains(DANGLING) && out.contains(LOOPING), "{out}");
     assert_eq!(init.count_lines(LOOPING), 2, "{}", init.output());
 }
+
+/// `ctrlinit reload` waits for the answer as long as reading a large config takes (the init
+/// answers once it is applied or refused): here an init that takes 7 s, longer than the
+/// client once waited, to read its files.
+#[test]
+fn the_reload_client_waits_for_a_slow_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("slow.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut request = String::new();
+        BufReader::new(&stream).read_line(&mut request).unwrap();
+        assert!(request.contains("\"cmd\":\"reload\""), "{request}");
+        std::thread::sleep(Duration::from_secs(7));
+        (&stream)
+            .write_all(b"{\"v\":1,\"type\":\"done\",\"message\":\"reloaded after a slow read\"}\n")
+            .unwrap();
+    });
+    let t = Instant::now();
+    let (code, out) = ctl_at(&socket, &["reload"]);
+    assert_eq!(code, 0, "after {:?}: {out}", t.elapsed());
+    assert!(out.contains("reloaded after a slow read"), "{out}");
+    server.join().unwrap();
+}
+
+/// A reload of the largest config ctrlinit reads (4 files of nearly 4 MiB, 16 MiB being the
+/// cap) is answered, applied, and the running programs keep their pids.
+#[test]
+fn a_sixteen_mib_reload_is_answered_and_applied() {
+    let init = init().file("a.toml", HEALTHY).start();
+    init.wait_states(&["keep=running"]);
+    let keep = init.pid_of("keep").unwrap();
+    let conf = init.dir().join("conf.d");
+    for f in 0..4 {
+        let mut text = String::new();
+        for p in 0..3 {
+            text.push_str(&format!(
+                "[program.big{f}x{p}]\ncommand = [\"/bin/sleep\", \"1000\"]\nautostart = false\n\n[program.big{f}x{p}.env]\n"
+            ));
+            for i in 0..27_000 {
+                text.push_str(&format!(
+                    "K{i} = \"value-{i:06}-abcdefghijklmnopqrstuvwxyz\"\n"
+                ));
+            }
+        }
+        assert!(
+            text.len() < 4 << 20 && text.len() > 3 << 20,
+            "{}",
+            text.len()
+        );
+        std::fs::write(conf.join(format!("big{f}.toml")), text).unwrap();
+    }
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("big3x2"), "{out}");
+    init.wait_states(&["big3x2=stopped"]);
+    assert_eq!(init.pid_of("keep"), Some(keep));
+}
