@@ -200,9 +200,13 @@ mod tests {
         use std::io::{BufRead, Write};
         // A child of a shell that then becomes `sleep`, which never waits: a zombie whose parent
         // is not this process. The child exits only once the shell has exec'd (a shell still
-        // running could reap it first).
+        // running could reap it first): it waits for a line on the test's pipe, reached through
+        // fd 3, since a background job's stdin is /dev/null (where `read` returns at once).
         let mut out = std::process::Command::new("/bin/sh")
-            .args(["-c", "sh -c 'read -r x; exit 7' & echo $!; exec sleep 5"])
+            .args([
+                "-c",
+                "exec 3<&0; sh -c 'read -r x <&3; exit 7' & echo $!; exec sleep 5",
+            ])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
