@@ -25,22 +25,18 @@ struct Case {
 
 fn nothing(_: &Path) {}
 
+/// Every hostile config, each run by `check` and by `reload`.
 fn cases() -> Vec<Case> {
+    [exec_cases(), file_cases(), value_cases(), name_cases()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// What `execve` or a start would refuse: too long a string, too large an environment, an
+/// env_file line that is not a variable.
+fn exec_cases() -> Vec<Case> {
     vec![
-        Case {
-            name: "a program name of 65,536 characters",
-            files: vec![(
-                "z.toml",
-                format!("[program.{}]\ncommand = [\"/bin/true\"]\n", "x".repeat(65_536)),
-            )],
-            setup: nothing,
-            says: &[
-                "is 65536 characters long",
-                "fix: use at most 64 characters",
-                // The key is cut as the message is.
-                "z.toml:1: program.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…: ",
-            ],
-        },
         Case {
             name: "an env value of 200 KB",
             files: vec![(
@@ -117,6 +113,12 @@ fn cases() -> Vec<Case> {
                 "fix: write each line as KEY=VALUE",
             ],
         },
+    ]
+}
+
+/// Files that are not what they claim to be.
+fn file_cases() -> Vec<Case> {
+    vec![
         Case {
             name: "a 4 GiB sparse config file",
             files: vec![],
@@ -124,7 +126,11 @@ fn cases() -> Vec<Case> {
                 let f = std::fs::File::create(dir.join("conf.d/z-huge.toml")).unwrap();
                 f.set_len(4 << 30).unwrap();
             },
-            says: &["z-huge.toml", "over the limit of 4.0 MiB", "fix: a config file is read up to 4 MiB"],
+            says: &[
+                "z-huge.toml",
+                "over the limit of 4.0 MiB",
+                "fix: a config file is read up to 4 MiB",
+            ],
         },
         Case {
             name: "an env_file that is a FIFO",
@@ -140,7 +146,11 @@ fn cases() -> Vec<Case> {
                 )
                 .unwrap();
             },
-            says: &["program.fifo.env_file", "is a FIFO, not a regular file", "fix:"],
+            says: &[
+                "program.fifo.env_file",
+                "is a FIFO, not a regular file",
+                "fix:",
+            ],
         },
         Case {
             name: "env_file = /dev/zero",
@@ -151,6 +161,24 @@ fn cases() -> Vec<Case> {
             setup: nothing,
             says: &["program.zero.env_file", "a character device", "fix:"],
         },
+        Case {
+            name: "a config file that is a FIFO",
+            files: vec![],
+            setup: |dir| {
+                nix::unistd::mkfifo(
+                    &dir.join("conf.d/z-pipe.toml"),
+                    nix::sys::stat::Mode::from_bits_truncate(0o600),
+                )
+                .unwrap();
+            },
+            says: &["z-pipe.toml", "a FIFO, not a regular file"],
+        },
+    ]
+}
+
+/// Values no start can take.
+fn value_cases() -> Vec<Case> {
+    vec![
         Case {
             name: "NUL bytes in command, env and workdir",
             files: vec![(
@@ -177,6 +205,50 @@ workdir = "/tmp\u0000/x"
             ],
         },
         Case {
+            name: "an unterminated ${",
+            files: vec![(
+                "z.toml",
+                "[program.open]\ncommand = [\"/bin/echo\", \"port ${API_PORT\"]\n".to_string(),
+            )],
+            setup: nothing,
+            says: &["the `${` at column 6 of the value is never closed"],
+        },
+        Case {
+            name: "a numeric user with no passwd entry and no group",
+            files: vec![(
+                "z.toml",
+                "[program.uid]\ncommand = [\"/bin/true\"]\nuser = \"4242\"\n".to_string(),
+            )],
+            setup: nothing,
+            says: &[
+                "user \"4242\" has no /etc/passwd entry",
+                "fix: set group as well",
+            ],
+        },
+    ]
+}
+
+/// Names ctrlinit keeps or cannot use.
+fn name_cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "a program name of 65,536 characters",
+            files: vec![(
+                "z.toml",
+                format!(
+                    "[program.{}]\ncommand = [\"/bin/true\"]\n",
+                    "x".repeat(65_536)
+                ),
+            )],
+            setup: nothing,
+            says: &[
+                "is 65536 characters long",
+                "fix: use at most 64 characters",
+                // The key is cut as the message is.
+                "z.toml:1: program.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…: ",
+            ],
+        },
+        Case {
             name: "programs named . and ..",
             files: vec![(
                 "z.toml",
@@ -194,36 +266,6 @@ workdir = "/tmp\u0000/x"
             )],
             setup: nothing,
             says: &["ctrlinit's own name", "fix: choose another name"],
-        },
-        Case {
-            name: "a config file that is a FIFO",
-            files: vec![],
-            setup: |dir| {
-                nix::unistd::mkfifo(
-                    &dir.join("conf.d/z-pipe.toml"),
-                    nix::sys::stat::Mode::from_bits_truncate(0o600),
-                )
-                .unwrap();
-            },
-            says: &["z-pipe.toml", "a FIFO, not a regular file"],
-        },
-        Case {
-            name: "an unterminated ${",
-            files: vec![(
-                "z.toml",
-                "[program.open]\ncommand = [\"/bin/echo\", \"port ${API_PORT\"]\n".to_string(),
-            )],
-            setup: nothing,
-            says: &["the `${` at column 6 of the value is never closed"],
-        },
-        Case {
-            name: "a numeric user with no passwd entry and no group",
-            files: vec![(
-                "z.toml",
-                "[program.uid]\ncommand = [\"/bin/true\"]\nuser = \"4242\"\n".to_string(),
-            )],
-            setup: nothing,
-            says: &["user \"4242\" has no /etc/passwd entry", "fix: set group as well"],
         },
     ]
 }

@@ -160,13 +160,7 @@ pub(super) fn read_program(
         None => Vec::new(),
     };
     let inherit_env = get(table, "inherit_env").and_then(|v| r.boolean(v, &key("inherit_env")));
-    let line = |k: &str| get(table, k).map(|v| r.line_of(v.span().start));
-    let lines = KeyLines {
-        table: r.line_of(name_span.start),
-        command: line("command"),
-        env: line("env"),
-        env_file: line("env_file"),
-    };
+    let lines = key_lines(r, table, &name_span);
     Some(ProgramDraft {
         spec,
         deps,
@@ -175,6 +169,17 @@ pub(super) fn read_program(
         inherit_env,
         lines,
     })
+}
+
+/// Where the keys checked once every file is read were written.
+fn key_lines(r: &Reader<'_>, table: &DeTable<'_>, name_span: &Range<usize>) -> KeyLines {
+    let line = |k: &str| get(table, k).map(|v| r.line_of(v.span().start));
+    KeyLines {
+        table: r.line_of(name_span.start),
+        command: line("command"),
+        env: line("env"),
+        env_file: line("env_file"),
+    }
 }
 
 /// `ready` and `ready_timeout`.
