@@ -210,6 +210,117 @@ fn swapping_the_socket_path_for_a_link_never_hands_over_another_file() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "secret");
 }
 
+/// Another user's racer for the private directory ctrlinit makes beside a socket: it waits for
+/// a `.ctl.*` directory of root's to change (the socket bound in it), then swaps it at once
+/// (`renameat2(RENAME_EXCHANGE)`, one system call) for a directory of its own holding a link
+/// named like the socket to `victim`. Runs until killed.
+fn private_dir_racer(dir: &str, victim: &str) -> String {
+    format!(
+        r#"
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+d, victim = {dir:?}, {victim:?}
+n = 0
+def bait():
+    global n
+    n += 1
+    b = os.path.join(d, "bait%d" % n)
+    os.mkdir(b)
+    for s in ("s", "socket", "ctl.sock", "notify.sock"):
+        os.symlink(victim, os.path.join(b, s))
+    return b
+b = bait()
+while True:
+    try:
+        names = [x for x in os.listdir(d) if x.startswith(".ctl.")]
+    except OSError:
+        continue
+    for name in names:
+        p = os.path.join(d, name)
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if st.st_uid != 0:
+            continue
+        for _ in range(20000):
+            try:
+                now = os.lstat(p)
+            except OSError:
+                break
+            if now.st_mtime_ns != st.st_mtime_ns or now.st_size != st.st_size:
+                break
+        if libc.renameat2(AT_FDCWD, b.encode(), AT_FDCWD, p.encode(), RENAME_EXCHANGE) == 0:
+            b = bait()
+"#
+    )
+}
+
+/// Two processes race: ctrlinit starting with its control and notify sockets in a directory
+/// every user may write (and that is not sticky), and another user swapping the private
+/// directory ctrlinit binds them in for one of theirs, holding links to a root-only file, right
+/// after the socket appears there. Whatever the interleaving, that file keeps its owner and mode.
+#[test]
+fn swapping_the_private_directory_never_hands_over_another_file() {
+    let base = tempfile::tempdir().unwrap();
+    let open_dir = base.path().join("open");
+    std::fs::create_dir(&open_dir).unwrap();
+    std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&open_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let victim = base.path().join("root-only");
+    std::fs::write(&victim, "secret").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let socket = open_dir.join("ctl.sock");
+    let racer = Guard(python_as(
+        65534,
+        65534,
+        &private_dir_racer(open_dir.to_str().unwrap(), victim.to_str().unwrap()),
+    ));
+    let config = format!(
+        "[init]\nsocket_group = \"nogroup\"\nnotify_socket = \"{}\"\n\n{ONE}\n[program.notified]\ncommand = [\"/bin/sleep\", \"1000\"]\nready = {{ notify = \"systemd\" }}\n",
+        open_dir.join("notify.sock").display()
+    );
+    let started = Instant::now();
+    let mut starts = 0;
+    let mut bound = 0;
+    while started.elapsed() < Duration::from_secs(20) && starts < 150 {
+        let mut init = init()
+            .file("a.toml", &config)
+            .env("CTRLINIT_SOCKET", socket.to_str().unwrap())
+            .start();
+        // Either it bound (and is stopped) or it refused the directory it found (and exited).
+        let up = wait_until_soft(Duration::from_secs(5), || {
+            init.output()
+                .contains("svc: starting -> running")
+                .then_some(())
+        });
+        if up.is_some() {
+            bound += 1;
+            init.signal("TERM");
+        }
+        init.wait_exit(DEADLINE);
+        starts += 1;
+        let meta = std::fs::metadata(&victim).unwrap();
+        assert_eq!(
+            (meta.mode() & 0o7777, meta.uid(), meta.gid()),
+            (0o600, 0, 0),
+            "the root-only file was handed over at start {starts}:\n{}",
+            init.output()
+        );
+    }
+    drop(racer);
+    assert!(starts >= 5, "only {starts} starts in the time");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "secret");
+    // The racer did swap private directories: ctrlinit's, renamed to the racer's bait names.
+    let swapped = std::fs::read_dir(&open_dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.metadata().is_ok_and(|m| m.uid() == 0 && m.is_dir()))
+        .count();
+    eprintln!("{starts} starts, {bound} bound, {swapped} private directories swapped");
+}
+
 /// Kills the racer when the test ends, however it ends.
 struct Guard(std::process::Child);
 

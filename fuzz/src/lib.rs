@@ -146,7 +146,7 @@ fn check_config(dir: &mut ConfigDir, data: &[u8]) {
         Ok(config) => check_loaded(&config),
         Err(errors) => {
             assert!(
-                !errors.0.is_empty(),
+                !errors.errors.is_empty(),
                 "load_dir returned Err with no error in it"
             );
             // The messages must render (they are printed by `ctrlinit check`).

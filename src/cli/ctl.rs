@@ -297,9 +297,16 @@ pub fn signal(socket: &Path, signal: String, names: Vec<String>) -> u8 {
     done(call(socket, &Request::Signal { signal, names }, SLACK))
 }
 
+/// How long `ctrlinit reload` waits for its answer. The init answers once the configuration is
+/// read, checked and applied (or refused): up to 16 MiB of files, read on a thread of its own,
+/// which can take many seconds on a slow or loaded machine. A client that gave up sooner would
+/// say the reload failed while it then applied; this bound is only against an init that never
+/// answers.
+pub const RELOAD_WAIT: Duration = Duration::from_secs(300);
+
 /// `ctrlinit reload`.
 pub fn reload(socket: &Path) -> u8 {
-    done(call(socket, &Request::Reload, SLACK))
+    done(call(socket, &Request::Reload, RELOAD_WAIT))
 }
 
 /// `ctrlinit shutdown`. The init may end before its answer is read (nothing was left to stop):

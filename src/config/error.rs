@@ -35,20 +35,29 @@ impl fmt::Display for ConfigError {
     }
 }
 
-/// Every problem found in one load, in file and line order.
+/// Every problem found in one load, in file and line order, and what was worth a warning
+/// meanwhile (a `*.toml` link that leads nowhere), which is said with the errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigErrors(pub Vec<ConfigError>);
+pub struct ConfigErrors {
+    /// The errors; never empty.
+    pub errors: Vec<ConfigError>,
+    /// The warnings, as a load that succeeds gives them in `Config::warnings`.
+    pub warnings: Vec<String>,
+}
 
 impl fmt::Display for ConfigErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.0.len();
+        let n = self.errors.len();
         writeln!(
             f,
             "{n} configuration error{}:",
             if n == 1 { "" } else { "s" }
         )?;
-        for e in &self.0 {
+        for e in &self.errors {
             writeln!(f, "error: {e}")?;
+        }
+        for w in &self.warnings {
+            writeln!(f, "warning: {w}")?;
         }
         Ok(())
     }

@@ -79,7 +79,7 @@ pub fn instance_name(group: &str, index: u32) -> String {
 /// The `instances` value when it is usable: 1 to [`MAX_INSTANCES`], and every instance name a
 /// valid program name.
 fn instance_count(r: &mut Reader<'_>, name: &str, v: &Value<'_>) -> Option<u32> {
-    let key = format!("program.{name}.instances");
+    let key = format!("program.{}.instances", super::names::short(name));
     let n = r.integer(v, &key, i64::MIN..i64::MAX)?;
     if n < 1 {
         r.error(

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
 use super::error::{ConfigError, ConfigErrors};
+use super::exec_limits::{self, EnvFiles};
 use super::graph::Graph;
 use super::init_table::read_init;
 use super::instances;
-use super::names::valid_name;
+use super::names::{short, valid_name};
 use super::reader::{Reader, get};
 use super::schema::{DependencyDraft, ProgramDraft};
 use super::spec::{
@@ -152,7 +153,7 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
     }
     check_cycles(&specs, &mut errors);
     if !errors.is_empty() {
-        return Err(said_once_in_order(errors));
+        return Err(said_once_in_order(errors, warnings));
     }
     Ok(Config {
         init,
@@ -219,11 +220,11 @@ fn utf8(file: &Path, bytes: Vec<u8>, errors: &mut Vec<ConfigError>) -> Option<St
 /// The errors as reported, in file and line order. Duplicates go: the instances of one table
 /// make the same mistakes (a dependency that is not defined, a cycle through their group), and
 /// each is said once.
-fn said_once_in_order(mut errors: Vec<ConfigError>) -> ConfigErrors {
+fn said_once_in_order(mut errors: Vec<ConfigError>, warnings: Vec<String>) -> ConfigErrors {
     let mut seen = HashSet::new();
     errors.retain(|e| seen.insert(e.clone()));
     errors.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-    ConfigErrors(errors)
+    ConfigErrors { errors, warnings }
 }
 
 /// Reads one file's `[init]` and `[program.NAME]` tables into `drafts`.
@@ -310,6 +311,7 @@ fn add_main_program(
             max_cores: None,
             max_reports: None,
             inherit_env: None,
+            lines: Default::default(),
         },
         file: PathBuf::from("--"),
         line: 0,
@@ -419,6 +421,7 @@ fn check_programs(
         }
     }
     let mut specs = Vec::new();
+    let mut env_files = EnvFiles::new();
     let known = Known {
         kinds: &kinds,
         groups: &groups,
@@ -432,6 +435,7 @@ fn check_programs(
         spec.max_reports = draft.max_reports.unwrap_or(init.max_reports);
         spec.inherit_env = draft.inherit_env.unwrap_or(init.inherit_env);
         spec.depends_on = resolve_deps(&spec, &draft.deps, &known, &file, errors);
+        exec_limits::check(&spec, &draft.lines, &file, &mut env_files, errors);
         specs.push(spec);
     }
     specs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -446,7 +450,7 @@ fn defined_twice(p: &Located, name: &str, first: &str) -> ConfigError {
         "give each program one [program.NAME] table across all files"
     };
     ConfigError {
-        key: format!("program.{name}"),
+        key: format!("program.{}", short(name)),
         ..file_error(
             &p.file,
             Some(p.line),
@@ -474,7 +478,8 @@ fn resolve_deps(
 ) -> Vec<Dependency> {
     let name = spec.instance.as_ref().map_or(&spec.name, |i| &i.group);
     let line = |d: &DependencyDraft| Some(d.line);
-    let key = |d: &DependencyDraft| format!("program.{name}.depends_on.{}", d.name);
+    let key =
+        |d: &DependencyDraft| format!("program.{}.depends_on.{}", short(name), short(&d.name));
     let mut out = Vec::new();
     for d in deps {
         let targets: Vec<(&str, Kind)> = match (known.kinds.get(&d.name), known.groups.get(&d.name))
@@ -581,7 +586,7 @@ fn check_cycles(specs: &[ProgramSpec], errors: &mut Vec<ConfigError>) {
         errors.push(ConfigError {
             file,
             line,
-            key: format!("program.{}.depends_on", first.name),
+            key: format!("program.{}.depends_on", short(&first.name)),
             message: format!("dependency cycle: {}", path.join(" -> ")),
             fix: Some("remove one of these dependencies".into()),
         });

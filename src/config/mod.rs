@@ -11,7 +11,9 @@
 
 mod checks;
 pub mod describe;
+pub mod env_file;
 mod error;
+mod exec_limits;
 pub mod graph;
 mod health;
 mod identity;
@@ -28,6 +30,7 @@ mod targets;
 mod units;
 
 pub use error::{ConfigError, ConfigErrors};
+pub use exec_limits::{EXEC_BUDGET, MAX_ARG_STRLEN};
 
 /// Every key each kind of table accepts, by the table's name as README.md's configuration block
 /// writes it: a test holds that block to this list, so no key goes undocumented.

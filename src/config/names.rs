@@ -57,6 +57,17 @@ pub fn valid_name(name: &str) -> bool {
     name_problem(name).is_none()
 }
 
+/// A name as a key path writes it (`program.NAME.env`): whole when short, cut when long, so an
+/// error about a name of any length is a line, not a page.
+pub fn short(name: &str) -> String {
+    if name.chars().count() <= 40 {
+        name.to_string()
+    } else {
+        let head: String = name.chars().take(32).collect();
+        format!("{head}…")
+    }
+}
+
 /// A name as messages quote it: whole when short, cut when long (a name can be a config's
 /// mistake of any length).
 fn shown(name: &str) -> String {
@@ -105,5 +116,7 @@ mod tests {
             "a long name is not quoted whole: {}",
             message.len()
         );
+        assert_eq!(short("api"), "api");
+        assert_eq!(short(&long), format!("{}…", "x".repeat(32)));
     }
 }

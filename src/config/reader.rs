@@ -23,6 +23,10 @@ pub(super) type Value<'i> = Spanned<DeValue<'i>>;
 pub(super) struct Reader<'a> {
     path: &'a Path,
     text: &'a str,
+    /// Where each line after the first starts (the offsets just past each newline), found once
+    /// per file: a line is then a binary search, not a count from the top (which made a file
+    /// of many programs quadratic to read).
+    newlines: std::rc::Rc<Vec<usize>>,
     env: &'a dyn Fn(&str) -> Option<String>,
     /// Every error found so far.
     pub errors: &'a mut Vec<ConfigError>,
@@ -35,9 +39,13 @@ impl<'a> Reader<'a> {
         env: &'a dyn Fn(&str) -> Option<String>,
         errors: &'a mut Vec<ConfigError>,
     ) -> Self {
+        let newlines = memchr::memchr_iter(b'\n', text.as_bytes())
+            .map(|i| i + 1)
+            .collect();
         Reader {
             path,
             text,
+            newlines: std::rc::Rc::new(newlines),
             env,
             errors,
         }
@@ -56,6 +64,7 @@ impl<'a> Reader<'a> {
         Reader {
             path: self.path,
             text: self.text,
+            newlines: std::rc::Rc::clone(&self.newlines),
             env,
             errors,
         }
@@ -69,7 +78,8 @@ impl<'a> Reader<'a> {
     /// The 1-based line of byte `offset`.
     pub(super) fn line_of(&self, offset: usize) -> usize {
         let end = offset.min(self.text.len());
-        memchr::memchr_iter(b'\n', &self.text.as_bytes()[..end]).count() + 1
+        // Lines that start at or before `end`, plus the first.
+        self.newlines.partition_point(|&start| start <= end) + 1
     }
 
     /// `file:line` of a span, for messages that point elsewhere.
@@ -301,6 +311,17 @@ impl<'a> Reader<'a> {
             }
             _ => self.string_list(v, key)?,
         };
+        for (i, arg) in argv.iter().enumerate() {
+            if super::exec_limits::too_long(arg.len()) {
+                let span = match v.get_ref() {
+                    DeValue::Array(items) if items.len() == argv.len() => items[i].span(),
+                    _ => v.span(),
+                };
+                let (message, fix) = super::exec_limits::too_long_error("the argument", arg.len());
+                self.error(&span, &format!("{key}[{i}]"), message, Some(fix));
+                return None;
+            }
+        }
         if argv.is_empty() || argv[0].is_empty() {
             self.error(
                 &v.span(),

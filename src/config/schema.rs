@@ -9,9 +9,10 @@ use nix::sys::resource::Resource;
 use toml::de::{DeTable, DeValue};
 
 use super::checks::{check_uptime_fits, read_ready};
+use super::exec_limits::{KeyLines, too_long, too_long_error};
 use super::health::read_health;
 use super::identity::{IdentityKeys, read_run_as};
-use super::names::name_problem;
+use super::names::{name_problem, short};
 use super::reader::{Reader, Value, get, join};
 use super::spec::{
     Backoff, Condition, Kind, LogSettings, OnExhausted, ProgramSpec, RestartPolicy, RlimitSetting,
@@ -86,6 +87,8 @@ pub(super) struct ProgramDraft {
     pub max_reports: Option<u32>,
     /// `inherit_env`, when the table sets it (else `[init]`'s).
     pub inherit_env: Option<bool>,
+    /// Where its keys were written, for the checks made once every file is read.
+    pub lines: KeyLines,
 }
 
 /// Reads one `[program.NAME]` table.
@@ -95,7 +98,8 @@ pub(super) fn read_program(
     name_span: Range<usize>,
     v: &Value<'_>,
 ) -> Option<ProgramDraft> {
-    let path = format!("program.{name}");
+    // A name of any length (a mistake) is cut in keys, as in messages.
+    let path = format!("program.{}", short(name));
     if let Some((message, fix)) = name_problem(name) {
         r.error(&name_span, &path, message, Some(fix));
     }
@@ -156,13 +160,26 @@ pub(super) fn read_program(
         None => Vec::new(),
     };
     let inherit_env = get(table, "inherit_env").and_then(|v| r.boolean(v, &key("inherit_env")));
+    let lines = key_lines(r, table, &name_span);
     Some(ProgramDraft {
         spec,
         deps,
         max_cores,
         max_reports,
         inherit_env,
+        lines,
     })
+}
+
+/// Where the keys checked once every file is read were written.
+fn key_lines(r: &Reader<'_>, table: &DeTable<'_>, name_span: &Range<usize>) -> KeyLines {
+    let line = |k: &str| get(table, k).map(|v| r.line_of(v.span().start));
+    KeyLines {
+        table: r.line_of(name_span.start),
+        command: line("command"),
+        env: line("env"),
+        env_file: line("env_file"),
+    }
 }
 
 /// `ready` and `ready_timeout`.
@@ -446,7 +463,7 @@ fn read_env(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<(String, Strin
     let mut out = Vec::new();
     for (k, v) in table.iter() {
         let name: &str = k.get_ref();
-        let key = join(path, name);
+        let key = join(path, &short(name));
         if name.is_empty() || name.contains('=') || name.contains('\0') {
             r.error(
                 &k.span(),
@@ -462,9 +479,14 @@ fn read_env(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<(String, Strin
             DeValue::Boolean(b) => Some(b.to_string()),
             _ => r.string(v, &key),
         };
-        if let Some(value) = value {
-            out.push((name.to_string(), value));
+        let Some(value) = value else { continue };
+        // As the kernel sees it: one `NAME=VALUE` string.
+        if too_long(name.len() + 1 + value.len()) {
+            let (message, fix) = too_long_error("the variable", name.len() + 1 + value.len());
+            r.error(&v.span(), &key, message, Some(fix));
+            continue;
         }
+        out.push((name.to_string(), value));
     }
     out
 }

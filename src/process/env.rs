@@ -5,13 +5,9 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 
 use crate::config::ProgramSpec;
-use crate::sys::files::read_regular;
-
-/// Largest env_file read: a file of KEY=VALUE lines has no business being bigger.
-pub const ENV_FILE_CAP: u64 = 1 << 20;
+use crate::config::env_file::read_env_file;
 
 /// What a program keeps of ctrlinit's environment with `inherit_env = false`.
 fn kept_without_inheritance(key: &OsStr) -> bool {
@@ -63,7 +59,7 @@ pub fn program_env(
         }
     }
     if let Some(path) = &spec.env_file {
-        for (k, v) in read_env_file(path)? {
+        for (k, v) in read_env_file(path).map_err(|e| e.to_string())? {
             env.set(OsString::from(k), OsString::from(v));
         }
     }
@@ -93,49 +89,6 @@ pub fn program_env(
         vars[..=i].rotate_right(1);
     }
     Ok(vars)
-}
-
-/// Reads `KEY=VALUE` lines: blank lines and `#` comments are skipped, an `export ` prefix and
-/// matching outer quotes are removed. No interpolation happens. Only a regular file of at most
-/// [`ENV_FILE_CAP`] bytes is read (a FIFO or `/dev/zero` is refused, never waited on).
-pub fn read_env_file(path: &Path) -> Result<Vec<(String, String)>, String> {
-    let text = read_regular(path, ENV_FILE_CAP)
-        .map_err(|e| format!("cannot read env_file {}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    for (n, raw) in text.split(|&b| b == b'\n').enumerate() {
-        let line = String::from_utf8_lossy(raw);
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        let Some((key, value)) = line.split_once('=') else {
-            return Err(format!(
-                "{}:{}: expected KEY=VALUE, found {line:?}",
-                path.display(),
-                n + 1
-            ));
-        };
-        let key = key.trim();
-        if key.is_empty() || key.contains('\0') || value.contains('\0') {
-            return Err(format!(
-                "{}:{}: not a variable a program can be given (an empty name or a NUL byte)",
-                path.display(),
-                n + 1
-            ));
-        }
-        out.push((key.to_string(), unquote(value.trim()).to_string()));
-    }
-    Ok(out)
-}
-
-fn unquote(v: &str) -> &str {
-    for q in ['"', '\''] {
-        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
-            return &v[1..v.len() - 1];
-        }
-    }
-    v
 }
 
 #[cfg(test)]
@@ -200,24 +153,5 @@ mod tests {
             "{:?}",
             t.elapsed()
         );
-    }
-
-    #[test]
-    fn bad_env_files_are_reported() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("bad.env");
-        std::fs::write(&file, "OK=1\nnot a pair\n").unwrap();
-        let err = read_env_file(&file).unwrap_err();
-        assert!(
-            err.ends_with("bad.env:2: expected KEY=VALUE, found \"not a pair\""),
-            "{err}"
-        );
-        assert!(
-            read_env_file(&dir.path().join("missing"))
-                .unwrap_err()
-                .contains("cannot read env_file")
-        );
-        let zero = read_env_file(Path::new("/dev/zero")).unwrap_err();
-        assert!(zero.contains("a character device"), "{zero}");
     }
 }

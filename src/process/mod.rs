@@ -7,6 +7,6 @@ mod spawn;
 
 pub use child::Grouping;
 pub use child::exec_failure_status;
-pub use env::{ENV_FILE_CAP, program_env, read_env_file};
+pub use env::program_env;
 pub use pipes::output_pipes;
 pub use spawn::{Launch, Output, SpawnError, Spawned, spawn};

@@ -190,6 +190,17 @@ fn failed_step(program: &str, workdir: Option<&Path>, step: Step, errno: i32) ->
         Step::Rlimit => "cannot set its rlimits".to_string(),
         Step::Stdio | Step::Session => "cannot set up the new process".to_string(),
     };
+    // The command is there: its arguments and environment are too large for the kernel (the
+    // config's own are checked; ctrlinit's inherited environment may be what tips it over).
+    if step == Step::Exec && errno == libc::E2BIG {
+        return SpawnError {
+            exit: Exit::Code(status),
+            message: format!(
+                "{what}: {os} (exit status {status}): its command line and environment are over the kernel's limit\n    fix: set fewer or shorter variables (env, env_file, or inherit_env = false to leave out ctrlinit's own environment) and arguments"
+            ),
+            exec_failed: false,
+        };
+    }
     SpawnError {
         exit: Exit::Code(status),
         message: format!("{what}: {os} (exit status {status})"),
@@ -453,5 +464,23 @@ mod tests {
         assert_eq!(exec_failure_status(libc::ENOENT), 127);
         assert_eq!(exec_failure_status(libc::EACCES), 126);
         assert_eq!(exec_failure_status(libc::ENOEXEC), 126);
+    }
+
+    #[test]
+    fn too_large_an_environment_is_not_a_missing_command() {
+        let e = failed_step("/bin/true", None, Step::Exec, libc::E2BIG);
+        assert_eq!(e.exit, Exit::Code(126));
+        assert!(!e.exec_failed, "the command is there: no `install it` fix");
+        assert!(
+            e.message.contains("over the kernel's limit"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.contains("fix: set fewer or shorter variables"),
+            "{}",
+            e.message
+        );
+        assert!(failed_step("/x", None, Step::Exec, libc::ENOENT).exec_failed);
     }
 }

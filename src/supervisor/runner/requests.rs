@@ -118,10 +118,20 @@ impl Runner {
                 ErrorKind::Refused,
                 "the container is shutting down",
             )),
-            Err(errors) => Err(Refusal::new(ErrorKind::Failed, errors.to_string())),
+            Err(errors) => {
+                for w in &errors.warnings {
+                    warn!("reload: {w}");
+                }
+                Err(Refusal::new(ErrorKind::Failed, errors.to_string()))
+            }
             Ok(config) => {
                 self.cold_memory = ColdMemory::AfterStartup;
-                let summary = self.core.reload_summary(&config);
+                // Said in ctrlinit's log and in the answer, as `check` and the start say them.
+                let mut summary = self.core.reload_summary(&config);
+                for w in &config.warnings {
+                    warn!("reload: {w}");
+                    summary.push_str(&format!("\nwarning: {w}"));
+                }
                 self.pending_config = Some(Arc::new(config.clone()));
                 self.feed(Input::Reload(Box::new(config)));
                 Ok(summary)
