@@ -100,8 +100,6 @@ pub(super) struct ChildPlan<'a> {
     pub grouping: Grouping,
     /// The signal state to start with (ctrlinit's own at its start), instead of a clean one.
     pub signals: Option<&'a crate::sys::signals::StartedWith>,
-    /// `cgroup.procs` of the cgroup to join.
-    pub cgroup_fd: Option<libc::c_int>,
     /// The `oom_score_adj` to restore (ctrlinit lowered its own), as decimal ASCII.
     pub oom_score_adj: Option<&'a [u8]>,
 }
@@ -121,11 +119,6 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
     unsafe {
         place_descriptors(plan);
         enter_session(plan);
-        if let Some(fd) = plan.cgroup_fd {
-            // "0" is the writer itself. Failing only leaves it outside the cgroup (its marker
-            // still ties it to its program), not worth failing the start.
-            libc::write(fd, c"0".as_ptr().cast(), 1);
-        }
         if let Some(dir) = plan.workdir
             && libc::chdir(dir.as_ptr()) < 0
         {

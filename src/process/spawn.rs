@@ -64,7 +64,8 @@ pub struct Launch<'a> {
     /// It starts with the signal mask and ignored signals ctrlinit was started with (the `--`
     /// command, as tini runs its child), else with none blocked and none ignored.
     pub signals_as_started: bool,
-    /// An open `cgroup.procs` of the cgroup it joins before exec.
+    /// The directory of the cgroup it is created in (`clone3` with `CLONE_INTO_CGROUP`: see
+    /// `into_cgroup`), or none: ctrlinit's own.
     pub cgroup: Option<OwnedFd>,
 }
 
@@ -143,11 +144,13 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         extra_fds: &extra,
         grouping: launch.grouping,
         signals: started_with.as_ref(),
-        cgroup_fd: launch.cgroup.as_ref().map(|f| f.as_raw_fd()),
         oom_score_adj: oom.as_deref().map(str::as_bytes),
     };
-    let pid =
-        clone_and_run(&plan).map_err(|e| setup_error(program, "cannot create a process", &e))?;
+    let pid = match &launch.cgroup {
+        Some(group) => super::into_cgroup::clone_into(&plan, group.as_raw_fd()),
+        None => clone_and_run(&plan),
+    }
+    .map_err(|e| setup_error(program, "cannot create a process", &e))?;
     drop(status_w);
     // The child has exec'd or exited by now (CLONE_VFORK); a failure wrote its errno first. The
     // failed child is left for the reaper like any other process.

@@ -72,7 +72,7 @@ impl Tracking {
         let opened = if forced {
             Err("CTRLINIT_TRACKING=marker".to_string())
         } else {
-            Cgroups::open(&nonce, role == Role::Pid1)
+            Cgroups::open(&nonce, role == Role::Pid1).and_then(usable)
         };
         let cgroups = match opened {
             Ok(c) => {
@@ -109,7 +109,7 @@ impl Tracking {
     }
 
     /// What a run is started with: its marker (always: it also ties adopted and orphaned
-    /// processes to their run) and, in cgroup mode, its group's `cgroup.procs` to join.
+    /// processes to their run) and, in cgroup mode, its group's directory to be created in.
     pub(crate) fn prepare(
         &mut self,
         name: &str,
@@ -120,15 +120,18 @@ impl Tracking {
         let Some(cg) = &self.cgroups else {
             return (env, None);
         };
-        let join = match cg.group(name) {
-            Ok(dir) => {
-                let fd = Cgroups::join_handle(&dir);
+        // A run whose group cannot be had is known by its marker (and process group) instead.
+        let join = cg
+            .group(name)
+            .and_then(|dir| Cgroups::dir_handle(&dir).map(|fd| (dir, fd)));
+        let join = match join {
+            Ok((dir, fd)) => {
                 self.groups.insert(name.to_string(), dir);
-                fd.map_err(|e| debug!("{name}: cannot join its cgroup: {e}"))
-                    .ok()
+                Some(fd)
             }
             Err(e) => {
-                debug!("{name}: cannot create its cgroup: {e}");
+                debug!("{name}: cannot use its cgroup: {e}; its marker tracks it");
+                self.groups.remove(name);
                 None
             }
         };
@@ -223,6 +226,27 @@ impl Tracking {
     pub(crate) fn cleanup(&self) {
         if let Some(cg) = &self.cgroups {
             cg.cleanup();
+        }
+    }
+}
+
+/// `cgroups`, if this kernel can create a child inside one of them (moving a running process
+/// in instead would cost every start an RCU grace period: see `process::into_cgroup`).
+fn usable(cgroups: Cgroups) -> Result<Cgroups, String> {
+    // In a group of its own, as a program's run would be (the sub-tree's root may have
+    // controllers enabled, and then holds no process). Upper case: no program can be named so.
+    let tried = cgroups
+        .group("PROBE")
+        .and_then(|dir| Cgroups::dir_handle(&dir))
+        .and_then(|fd| crate::process::can_clone_into(&fd))
+        .map_err(|e| e.to_string());
+    match tried {
+        Ok(()) => Ok(cgroups),
+        Err(e) => {
+            cgroups.cleanup();
+            Err(format!(
+                "this kernel cannot create a process inside a cgroup (clone3 with CLONE_INTO_CGROUP, Linux 5.7): {e}"
+            ))
         }
     }
 }

@@ -72,12 +72,12 @@ impl Cgroups {
         }
     }
 
-    /// Its `cgroup.procs`, open for a child to write itself into before exec.
-    pub fn join_handle(dir: &Path) -> io::Result<OwnedFd> {
+    /// The group's directory, open for a child to be created in (`CLONE_INTO_CGROUP`).
+    pub fn dir_handle(dir: &Path) -> io::Result<OwnedFd> {
         let f = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(dir.join("cgroup.procs"))?;
+            .read(true)
+            .custom_flags(libc::O_CLOEXEC | libc::O_DIRECTORY | libc::O_NOFOLLOW)
+            .open(dir)?;
         Ok(OwnedFd::from(f))
     }
 

@@ -36,6 +36,47 @@ struct ColdCandidate {
     rss_kib: u64,
 }
 
+/// How long the release thread waits after a request before it drops anything: long enough for
+/// the owner loop to finish its turn and park. Code that runs after a release faults back in,
+/// 64 KiB at a time; the loop's own turn would bring back most of the binary's hot windows.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A thread of its own that performs releases, so that the thread asking for one is parked in
+/// `epoll_wait` when the pages are dropped, and nothing touches them again until real work
+/// comes. The release thread's own path back to its wait is a few small functions.
+pub struct Releaser {
+    requests: std::sync::mpsc::SyncSender<()>,
+}
+
+impl Releaser {
+    /// Starts the release thread; each release is reported to `done` (for the log), from that
+    /// thread. `None` when no thread can be started (then nothing is released).
+    pub fn start(
+        done: impl Fn(Released, std::time::Duration) + Send + 'static,
+    ) -> Option<Releaser> {
+        // One request pending at most: asking again while one waits changes nothing.
+        let (requests, rx) = std::sync::mpsc::sync_channel::<()>(1);
+        std::thread::Builder::new()
+            .name("ctrlinit-idle".into())
+            .stack_size(64 << 10)
+            .spawn(move || {
+                while rx.recv().is_ok() {
+                    std::thread::sleep(SETTLE);
+                    let began = std::time::Instant::now();
+                    let released = release_cold_memory();
+                    done(released, began.elapsed());
+                }
+            })
+            .ok()?;
+        Some(Releaser { requests })
+    }
+
+    /// Asks for a release soon (see [`SETTLE`]); never waits.
+    pub fn request(&self) {
+        let _ = self.requests.try_send(());
+    }
+}
+
 /// Drops the page-table entries of every read-only, unmodified file mapping and returns freed
 /// heap to the kernel. Call it when the init has gone idle after a burst of work.
 pub fn release_cold_memory() -> Released {

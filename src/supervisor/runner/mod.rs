@@ -43,7 +43,7 @@ use crate::logs::Command as LogCommand;
 use crate::model::protocol::{ErrorKind, EventRecord};
 use crate::model::{Exit, ProgramId};
 use crate::sys::init::{Role, group_exists, signal_group, signal_strays};
-use crate::sys::memory::release_cold_memory;
+use crate::sys::memory::Releaser;
 use crate::sys::reap::{Children, reap_exited};
 use crate::sys::signals::{Arrived, Signals};
 
@@ -117,6 +117,8 @@ pub struct Runner {
     /// The OOM killer's count in ctrlinit's cgroup when last read (`None`: not readable).
     oom_kills: Option<u64>,
     cold_memory: ColdMemory,
+    /// The thread that hands cold memory back.
+    releaser: Option<Releaser>,
     /// When the loop last did work (not a routine check), for the release of cold memory.
     last_work: Instant,
 }
@@ -162,6 +164,12 @@ impl Runner {
             orphans_reaped: 0,
             oom_kills: crate::sys::cgroups::oom_kills(),
             cold_memory: ColdMemory::AfterStartup,
+            releaser: Releaser::start(|released, took| {
+                debug!(
+                    "idle: unmapped {} KiB of code ({} mappings), trimmed the heap in {took:?}",
+                    released.resident_kib, released.mappings
+                );
+            }),
             last_work: Instant::now(),
         }
     }
@@ -255,16 +263,13 @@ impl Runner {
         }
     }
 
+    /// Hands the release to its thread, which acts once this loop has parked (see
+    /// `sys::memory::Releaser`).
     fn release_memory(&mut self) {
         self.cold_memory = ColdMemory::Released;
-        let began = Instant::now();
-        let released = release_cold_memory();
-        debug!(
-            "idle: unmapped {} KiB of code ({} mappings), trimmed the heap in {:?}",
-            released.resident_kib,
-            released.mappings,
-            began.elapsed()
-        );
+        if let Some(r) = &self.releaser {
+            r.request();
+        }
     }
 
     /// Hands `input` to the core and carries out what it decides, including the inputs those
