@@ -49,6 +49,8 @@ pub(crate) struct RunRef<'a> {
     pub(crate) run: u64,
     /// Its process group.
     pub(crate) pgid: i32,
+    /// Its main process, while it lives.
+    pub(crate) leader: Option<i32>,
 }
 
 /// The run a program has now (while any of it may be alive).
@@ -58,6 +60,7 @@ pub(crate) fn run_of(p: &super::program::Program) -> Option<RunRef<'_>> {
         id: p.id,
         run: p.run,
         pgid: p.phase.pgid()?,
+        leader: p.phase.pid(),
     })
 }
 
@@ -138,39 +141,59 @@ impl Tracking {
         (env, join)
     }
 
-    /// Every process of a run: its cgroup's, or those carrying its marker or in its group.
-    pub(crate) fn members(&self, r: RunRef<'_>) -> Vec<i32> {
+    /// Every process of a run: its cgroup's; or, with markers, its main process and all it
+    /// started (whatever they did with sessions and groups, they are its descendants), and the
+    /// subtrees that were reparented to ctrlinit when their parent died: those of ctrlinit's
+    /// children that carry the run's marker or are in its group. `others(pid)`: `pid` is
+    /// another run's main process (its environment need not be read). Reads a few `/proc` files
+    /// per process of the run, not every process of the machine.
+    pub(crate) fn members(&self, r: RunRef<'_>, others: &dyn Fn(i32) -> bool) -> Vec<i32> {
         if let Some(dir) = self.groups.get(r.name) {
             return Cgroups::pids(dir);
         }
+        let mut roots: Vec<i32> = r.leader.into_iter().collect();
+        roots.extend(self.reparented(r, others));
+        procs::descendants(&roots)
+    }
+
+    /// ctrlinit's children (not `r`'s leader, not another run's main process) that belong to run
+    /// `r`: in its process group, or carrying its marker.
+    fn reparented(&self, r: RunRef<'_>, others: &dyn Fn(i32) -> bool) -> Vec<i32> {
         let marker = format!("{MARKER}={}", self.marker(r.id, r.run));
-        procs::all_pids()
+        crate::sys::init::children()
             .into_iter()
-            .filter(|&p| {
-                procs::stat(p).is_some_and(|s| s.pgrp == r.pgid)
-                    || procs::has_marker(p, marker.as_bytes())
+            .filter(|&c| Some(c) != r.leader && !others(c))
+            .filter(|&c| {
+                procs::stat(c).is_some_and(|s| s.pgrp == r.pgid)
+                    || procs::has_marker(c, marker.as_bytes())
             })
             .collect()
     }
 
-    /// Whether nothing of a run is left (zombies count until reaped).
-    pub(crate) fn is_empty(&self, r: RunRef<'_>) -> bool {
+    /// Whether nothing of a run whose main process has ended is left (zombies count until
+    /// reaped). With markers: whatever is left of such a run hangs from ctrlinit (every process
+    /// whose parent dies is reparented to it, as PID 1 or subreaper), so ctrlinit's children
+    /// are all there is to look at. `others` as for [`Tracking::members`].
+    pub(crate) fn is_empty(&self, r: RunRef<'_>, others: &dyn Fn(i32) -> bool) -> bool {
         if group_exists(r.pgid) {
             return false;
         }
         if let Some(dir) = self.groups.get(r.name) {
             return !Cgroups::populated(dir);
         }
-        let marker = format!("{MARKER}={}", self.marker(r.id, r.run));
-        !procs::all_pids()
-            .into_iter()
-            .any(|p| procs::has_marker(p, marker.as_bytes()))
+        self.reparented(r, others).is_empty()
     }
 
     /// Sends `signal` to the processes of a run that left its process group (the group itself
     /// was signalled already), then SIGCONT when `cont`.
-    pub(crate) fn signal_escaped(&self, r: RunRef<'_>, signal: libc::c_int, cont: bool) {
-        for pid in self.members(r) {
+    pub(crate) fn signal_escaped(
+        &self,
+        r: RunRef<'_>,
+        others: &dyn Fn(i32) -> bool,
+        signal: libc::c_int,
+        cont: bool,
+    ) {
+        for pid in self.members(r, others) {
             if procs::stat(pid).is_some_and(|s| s.pgrp == r.pgid) {
                 continue;
             }

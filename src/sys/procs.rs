@@ -58,17 +58,37 @@ pub fn comm(pid: i32) -> Option<String> {
     Some(text.trim_end().chars().take(64).collect())
 }
 
-/// Every process in `/proc` (this PID namespace's).
-pub fn all_pids() -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
+/// The children of `pid` (of all its threads), from `/proc/PID/task/*/children`.
+pub fn children_of(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
     };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .take(SCAN_CAP)
-        .collect()
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
+        }
+    }
+    out
 }
+
+/// `roots` and all their descendants (at most [`SCAN_CAP`] processes).
+pub fn descendants(roots: &[i32]) -> Vec<i32> {
+    let mut out: Vec<i32> = Vec::new();
+    let mut next = roots.to_vec();
+    while let Some(pid) = next.pop() {
+        if out.len() >= SCAN_CAP || out.contains(&pid) {
+            continue;
+        }
+        out.push(pid);
+        next.extend(children_of(pid));
+    }
+    out
+}
+
 
 /// The start of `pid`'s environment as it was at its exec (at most [`ENVIRON_READ`] bytes).
 fn environ(pid: i32) -> Option<Vec<u8>> {

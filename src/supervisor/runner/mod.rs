@@ -356,7 +356,12 @@ impl Runner {
                     .and_then(|id| self.core.program(id))
                     .and_then(tracking::run_of)
                 {
-                    self.tracking.signal_escaped(r, signal as i32, cont);
+                    self.tracking.signal_escaped(
+                        r,
+                        &|pid| self.core.owns_pid(pid),
+                        signal as i32,
+                        cont,
+                    );
                 }
             }
             Action::RunFinish { id, exit } => queue.push_back(self.spawn_finish(id, exit)),

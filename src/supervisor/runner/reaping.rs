@@ -35,7 +35,7 @@ impl Runner {
                     .find(|p| p.phase.pid() == Some(pid))
                     .and_then(tracking::run_of)
                 {
-                    Some(r) => self.tracking.is_empty(r),
+                    Some(r) => self.tracking.is_empty(r, &|pid| self.core.owns_pid(pid)),
                     None => !group_exists(pgid),
                 };
                 let oom_killed = self.oom_killed(exit);
@@ -89,7 +89,7 @@ impl Runner {
             .draining_groups()
             .filter(
                 |&(id, pgid)| match self.core.program(id).and_then(tracking::run_of) {
-                    Some(r) => self.tracking.is_empty(r),
+                    Some(r) => self.tracking.is_empty(r, &|pid| self.core.owns_pid(pid)),
                     None => !group_exists(pgid),
                 },
             )

@@ -161,7 +161,7 @@ impl Runner {
                 continue;
             };
             if let Some(r) = tracking::run_of(p) {
-                let mut pids = self.tracking.members(r);
+                let mut pids = self.tracking.members(r, &|pid| self.core.owns_pid(pid));
                 pids.sort_unstable();
                 status.processes = Some(pids.len() as u32);
                 status.pids = pids;
