@@ -184,7 +184,13 @@ def main():
     ap.add_argument("--kills", type=int, default=40)
     ap.add_argument("--out", default=os.path.join(BENCH_DIR, "RESULTS-control.md"))
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--ctrlinit", default=None,
+                    help="measure this binary instead of building target/release/ctrlinit")
     a = ap.parse_args()
+    if a.ctrlinit:
+        global CTRLINIT
+        CTRLINIT = os.path.abspath(a.ctrlinit)
+        a.no_build = True
     if a.quick:
         a.requests, a.kills = 200, 8
     if not a.no_build:

@@ -5,12 +5,14 @@
 //! machine, on every start, with ctrlinit suspended meanwhile. A child created inside its
 //! cgroup takes only the read side, like any fork, so a start costs what it did without cgroups.
 //!
-//! `clone3` has no C-library wrapper, and a raw system call cannot share the caller's memory and
-//! stack (`CLONE_VM`) safely: the child would return into frames it does not own. So the child
-//! gets a copy of ctrlinit's memory, as with fork, and `CLONE_VFORK` still suspends the caller
-//! until the child has exec'd or exited, so spawning knows at once whether the program runs.
-//! The copy costs a few page tables of a small process; the child then runs `run_child`, whose
-//! only calls are async-signal-safe, as after any fork of a multi-threaded process.
+//! `clone3` has no C-library wrapper. On x86-64 the child is created as `posix_spawn` creates
+//! one (`CLONE_VM | CLONE_VFORK`: no page table copied), with the few instructions a wrapper has
+//! to start it on a stack of its own: a raw system call cannot, since the child would return
+//! into frames it does not own. Elsewhere the child is a fork-like copy (`CLONE_VFORK` without
+//! `CLONE_VM`), which costs the copy and the copy-on-write faults that follow (about a quarter
+//! of a restart), and otherwise behaves the same. Either way the caller is suspended until the
+//! child has exec'd or exited, and the child runs `run_child`, whose only calls are
+//! async-signal-safe.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -68,6 +70,67 @@ unsafe fn clone3_into(cgroup: libc::c_int) -> std::io::Result<i32> {
 
 /// Creates the child inside the cgroup whose directory is open at `cgroup` and runs `plan` in
 /// it; returns once it exec'd or exited (see the module's comment).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn clone_into(plan: &ChildPlan<'_>, cgroup: libc::c_int) -> std::io::Result<i32> {
+    extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the `&ChildPlan` passed below; the parent is suspended (CLONE_VFORK)
+        // and keeps it alive until this child has exec'd or exited.
+        let plan = unsafe { &*(arg as *const ChildPlan<'_>) };
+        // SAFETY: a freshly cloned child, see `run_child`; never returns.
+        unsafe { run_child(plan) }
+    }
+    let mut stack = vec![0u8; super::spawn::CHILD_STACK];
+    // The kernel starts the child at the top of [stack, stack + size): keep both 16-aligned, so
+    // the `call` below leaves the stack as the ABI expects at a function's entry.
+    let base = (stack.as_mut_ptr() as u64 + 15) & !15;
+    let size = (super::spawn::CHILD_STACK as u64 - 16) & !15;
+    let args = CloneArgs {
+        flags: libc::CLONE_VM as u64 | libc::CLONE_VFORK as u64 | CLONE_INTO_CGROUP,
+        exit_signal: libc::SIGCHLD as u64,
+        stack: base,
+        stack_size: size,
+        cgroup: cgroup as u64,
+        ..CloneArgs::default()
+    };
+    let ret: i64;
+    // SAFETY: clone3 reads `args` (valid, of the size given). In the parent it returns the
+    // child's pid (or -errno) and the branch is skipped: nothing of ours is touched, no stack
+    // is used. The child shares our memory and starts at the next instruction on its own stack
+    // (`stack`, alive until this thread resumes, which CLONE_VFORK holds off until the child
+    // exec'd or exited) with our registers but rax; it calls `entry(plan)`, which never returns
+    // (`ud2` would stop it if it did). It may clobber this thread's errno (same TLS), which
+    // nothing reads across this call.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "xor ebp, ebp",
+            "mov rdi, r13",
+            "call r12",
+            "ud2",
+            "2:",
+            inlateout("rax") libc::SYS_clone3 => ret,
+            in("rdi") &args as *const CloneArgs,
+            in("rsi") std::mem::size_of::<CloneArgs>(),
+            in("r12") entry as extern "C" fn(*mut libc::c_void) -> libc::c_int,
+            in("r13") plan as *const ChildPlan<'_> as *mut libc::c_void,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    drop(stack);
+    if ret < 0 {
+        Err(std::io::Error::from_raw_os_error(-ret as i32))
+    } else {
+        Ok(ret as i32)
+    }
+}
+
+/// Creates the child inside the cgroup whose directory is open at `cgroup` and runs `plan` in
+/// it; returns once it exec'd or exited (see the module's comment).
+#[cfg(not(target_arch = "x86_64"))]
 pub(super) fn clone_into(plan: &ChildPlan<'_>, cgroup: libc::c_int) -> std::io::Result<i32> {
     // SAFETY: the child branch below only calls `run_child`, which makes async-signal-safe
     // system calls on `plan` (valid in the child's copy of our memory) and execs or exits.

@@ -316,7 +316,7 @@ impl Stdio {
 }
 
 /// Stack for the child until it execs (it only makes system calls, so little is needed).
-const CHILD_STACK: usize = 64 * 1024;
+pub(super) const CHILD_STACK: usize = 64 * 1024;
 
 /// Creates the child as posix_spawn does: `clone(CLONE_VM | CLONE_VFORK)`, so no page table is
 /// copied (a full fork copies the supervisor's and makes the child fault on every page it

@@ -89,7 +89,6 @@ pub fn descendants(roots: &[i32]) -> Vec<i32> {
     out
 }
 
-
 /// The start of `pid`'s environment as it was at its exec (at most [`ENVIRON_READ`] bytes).
 fn environ(pid: i32) -> Option<Vec<u8>> {
     let mut f = std::fs::File::open(format!("/proc/{pid}/environ")).ok()?;

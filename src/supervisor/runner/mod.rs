@@ -110,6 +110,12 @@ pub struct Runner {
     events: Arc<EventLog>,
     /// Sequence number of the last event.
     seq: u64,
+    /// The programs' processes as last looked at for `status`: (seq then, when, by name).
+    processes_seen: Option<(
+        u64,
+        Instant,
+        std::collections::HashMap<String, requests::Processes>,
+    )>,
     /// Where the kernel writes cores (read once at start).
     core_pattern: CorePattern,
     /// Processes reaped that belonged to no program.
@@ -160,6 +166,7 @@ impl Runner {
             control,
             events,
             seq: 0,
+            processes_seen: None,
             core_pattern: CorePattern::read(),
             orphans_reaped: 0,
             oom_kills: crate::sys::cgroups::oom_kills(),

@@ -1,7 +1,19 @@
 //! Control requests and reloads: each answered from the core's state, a reload read off the
 //! loop and applied when read.
 
+use std::collections::HashMap;
+
 use super::*;
+use crate::sys::cgroup2::Usage;
+
+/// How long a look at the programs' processes serves `status` answers (unless a state changes).
+const PROCESSES_FOR: Duration = Duration::from_secs(1);
+
+/// One program's processes and usage, as last looked at.
+pub(super) struct Processes {
+    pids: Option<Vec<i32>>,
+    usage: Option<Usage>,
+}
 
 impl Runner {
     /// Answers one control request.
@@ -149,28 +161,48 @@ impl Runner {
         }
     }
 
-    /// Each running program's processes (its group and those that left it) and, with cgroups,
-    /// what its group has used.
-    fn add_processes(&self, programs: &mut [crate::model::protocol::ProgramStatus]) {
+    /// Adds each program's processes and usage to a `status` answer. Finding them reads a few
+    /// `/proc` or cgroup files per program, so what was found is kept and reused until a state
+    /// changes or a second passes: a storm of `status` requests costs the loop one look a
+    /// second, not one per request.
+    fn add_processes(&mut self, programs: &mut [crate::model::protocol::ProgramStatus]) {
+        let now = Instant::now();
+        let fresh = self.processes_seen.as_ref().is_some_and(|(seq, at, _)| {
+            *seq == self.seq && now.duration_since(*at) < PROCESSES_FOR
+        });
+        if !fresh {
+            let seen = self.look_at_processes();
+            self.processes_seen = Some((self.seq, now, seen));
+        }
+        let Some((_, _, seen)) = &self.processes_seen else {
+            return;
+        };
         for status in programs.iter_mut() {
-            let Some(p) = self
-                .core
-                .id_of(&status.name)
-                .and_then(|id| self.core.program(id))
-            else {
-                continue;
-            };
-            if let Some(r) = tracking::run_of(p) {
-                let mut pids = self.tracking.members(r, &|pid| self.core.owns_pid(pid));
-                pids.sort_unstable();
-                status.processes = Some(pids.len() as u32);
-                status.pids = pids;
-            }
-            if let Some(u) = self.tracking.usage(p.name()) {
-                status.memory_bytes = u.memory_bytes;
-                status.cpu_usec = u.cpu_usec;
+            if let Some(found) = seen.get(&status.name) {
+                status.processes = found.pids.as_ref().map(|p| p.len() as u32);
+                status.pids = found.pids.clone().unwrap_or_default();
+                status.memory_bytes = found.usage.and_then(|u| u.memory_bytes);
+                status.cpu_usec = found.usage.and_then(|u| u.cpu_usec);
             }
             status.tracking = Some(self.tracking.mode().to_string());
         }
+    }
+
+    /// Every program's processes (while its run may have any) and cgroup usage, now.
+    fn look_at_processes(&self) -> HashMap<String, Processes> {
+        let others = |pid| self.core.owns_pid(pid);
+        self.core
+            .programs()
+            .iter()
+            .map(|p| {
+                let pids = tracking::run_of(p).map(|r| {
+                    let mut pids = self.tracking.members(r, &others);
+                    pids.sort_unstable();
+                    pids
+                });
+                let usage = self.tracking.usage(p.name());
+                (p.name().to_string(), Processes { pids, usage })
+            })
+            .collect()
     }
 }
