@@ -53,6 +53,9 @@ impl Step {
     }
 }
 
+/// Stack for the child until it execs (it only makes system calls, so little is needed).
+pub(super) const CHILD_STACK: usize = 64 * 1024;
+
 /// Where a child's process group lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Grouping {

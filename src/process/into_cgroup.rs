@@ -16,7 +16,7 @@
 
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use super::child::{ChildPlan, run_child};
+use super::child::{CHILD_STACK, ChildPlan, run_child};
 
 /// `CLONE_INTO_CGROUP`: the `cgroup` field of [`CloneArgs`] names the child's cgroup.
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
@@ -79,11 +79,11 @@ pub(super) fn clone_into(plan: &ChildPlan<'_>, cgroup: libc::c_int) -> std::io::
         // SAFETY: a freshly cloned child, see `run_child`; never returns.
         unsafe { run_child(plan) }
     }
-    let mut stack = vec![0u8; super::spawn::CHILD_STACK];
+    let mut stack = vec![0u8; CHILD_STACK];
     // The kernel starts the child at the top of [stack, stack + size): keep both 16-aligned, so
     // the `call` below leaves the stack as the ABI expects at a function's entry.
     let base = (stack.as_mut_ptr() as u64 + 15) & !15;
-    let size = (super::spawn::CHILD_STACK as u64 - 16) & !15;
+    let size = (CHILD_STACK as u64 - 16) & !15;
     let args = CloneArgs {
         flags: libc::CLONE_VM as u64 | libc::CLONE_VFORK as u64 | CLONE_INTO_CGROUP,
         exit_signal: libc::SIGCHLD as u64,

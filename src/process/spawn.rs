@@ -19,7 +19,9 @@ use std::path::Path;
 
 use nix::fcntl::OFlag;
 
-use super::child::{ChildPlan, Grouping, RawLimit, Step, exec_failure_status, run_child};
+use super::child::{
+    CHILD_STACK, ChildPlan, Grouping, RawLimit, Step, exec_failure_status, run_child,
+};
 use crate::config::{RlimitSetting, RunAs};
 use crate::model::Exit;
 
@@ -314,9 +316,6 @@ impl Stdio {
         ]
     }
 }
-
-/// Stack for the child until it execs (it only makes system calls, so little is needed).
-pub(super) const CHILD_STACK: usize = 64 * 1024;
 
 /// Creates the child as posix_spawn does: `clone(CLONE_VM | CLONE_VFORK)`, so no page table is
 /// copied (a full fork copies the supervisor's and makes the child fault on every page it

@@ -111,11 +111,7 @@ pub struct Runner {
     /// Sequence number of the last event.
     seq: u64,
     /// The programs' processes as last looked at for `status`: (seq then, when, by name).
-    processes_seen: Option<(
-        u64,
-        Instant,
-        std::collections::HashMap<String, requests::Processes>,
-    )>,
+    processes_seen: Option<(u64, Instant, std::collections::HashMap<String, Processes>)>,
     /// Where the kernel writes cores (read once at start).
     core_pattern: CorePattern,
     /// Processes reaped that belonged to no program.
@@ -422,6 +418,12 @@ impl Runner {
         };
         self.events.publish(record);
     }
+}
+
+/// One program's processes and cgroup usage, as last looked at for `status` (see `requests`).
+struct Processes {
+    pids: Option<Vec<i32>>,
+    usage: Option<crate::sys::cgroup2::Usage>,
 }
 
 /// A stray being watched (see `strays`).

@@ -4,16 +4,9 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::sys::cgroup2::Usage;
 
 /// How long a look at the programs' processes serves `status` answers (unless a state changes).
 const PROCESSES_FOR: Duration = Duration::from_secs(1);
-
-/// One program's processes and usage, as last looked at.
-pub(super) struct Processes {
-    pids: Option<Vec<i32>>,
-    usage: Option<Usage>,
-}
 
 impl Runner {
     /// Answers one control request.
