@@ -57,19 +57,7 @@ pub fn signal_strays(role: Role, signal: Signal) {
 
 /// Direct children of ctrlinit, from `/proc/self/task/*/children`.
 pub fn children() -> Vec<i32> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return out;
-    };
-    for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<i32>().ok()),
-            );
-        }
-    }
-    out
+    super::procs::children_of(std::process::id() as i32)
 }
 
 /// Sends `signal` to process group `pgid`, then SIGCONT so a stopped process can act on it.

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use nix::sys::signal::Signal;
 
+use super::stopping::kill_hook;
 use super::{Action, Core, KILL_GRACE, Level, Shutdown};
 use crate::supervisor::notices;
 use crate::supervisor::program::{After, DownReason, Phase, Stopping, Target};
@@ -132,14 +133,7 @@ impl Core {
                     });
                 }
                 Phase::PreStopping(s) => {
-                    if let Some(hook) = s.hook {
-                        acts.push(Action::Signal {
-                            pgid: hook,
-                            signal: Signal::SIGKILL,
-                            cont: false,
-                            run_of: None,
-                        });
-                    }
+                    kill_hook(s.hook, acts);
                     self.signal_run(i, s.pgid, Signal::SIGKILL, acts);
                     let phase = Phase::Stopping(Stopping {
                         pgid: s.pgid,

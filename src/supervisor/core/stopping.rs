@@ -155,14 +155,7 @@ impl Core {
         let Phase::PreStopping(s) = self.programs[i].phase else {
             return;
         };
-        if let Some(hook) = s.hook {
-            acts.push(Action::Signal {
-                pgid: hook,
-                signal: Signal::SIGKILL,
-                cont: false,
-                run_of: None,
-            });
-        }
+        kill_hook(s.hook, acts);
         self.pre_stop_over(i, "pre_stop hook did not end in time; killed it", now, acts);
     }
 
@@ -172,14 +165,7 @@ impl Core {
         let Phase::PreStopping(s) = self.programs[i].phase else {
             return;
         };
-        if let Some(hook) = s.hook {
-            acts.push(Action::Signal {
-                pgid: hook,
-                signal: Signal::SIGKILL,
-                cont: false,
-                run_of: None,
-            });
-        }
+        kill_hook(s.hook, acts);
         self.send_stop_signal(i, s.pgid, acts);
         self.programs[i].phase = Phase::Stopping(Stopping {
             pgid: s.pgid,
@@ -187,6 +173,18 @@ impl Core {
             kill_at: Some(s.kill_at),
             give_up_at: None,
             then: s.then,
+        });
+    }
+}
+
+/// SIGKILL to a `pre_stop` hook that is still running (its own process group).
+pub(super) fn kill_hook(hook: Option<i32>, acts: &mut Vec<Action>) {
+    if let Some(pgid) = hook {
+        acts.push(Action::Signal {
+            pgid,
+            signal: Signal::SIGKILL,
+            cont: false,
+            run_of: None,
         });
     }
 }
