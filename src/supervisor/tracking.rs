@@ -36,6 +36,17 @@ pub(crate) struct Tracking {
     nonce: String,
     /// Program name -> its cgroup directory (cgroup mode).
     groups: HashMap<String, PathBuf>,
+    /// ctrlinit's children that are no run's main process, with their group and marker, as
+    /// read in this turn of the owner loop (markers): a stop of every program reads them once.
+    strangers: std::cell::RefCell<Option<Vec<Stranger>>>,
+}
+
+/// A child of ctrlinit that is no run's main process.
+#[derive(Debug, Clone)]
+struct Stranger {
+    pid: i32,
+    pgrp: Option<i32>,
+    marker: Option<String>,
 }
 
 /// One run, as the tracking knows it.
@@ -94,6 +105,7 @@ impl Tracking {
             cgroups,
             nonce,
             groups: HashMap::new(),
+            strangers: std::cell::RefCell::new(None),
         }
     }
 
@@ -159,15 +171,31 @@ impl Tracking {
     /// ctrlinit's children (not `r`'s leader, not another run's main process) that belong to run
     /// `r`: in its process group, or carrying its marker.
     fn reparented(&self, r: RunRef<'_>, others: &dyn Fn(i32) -> bool) -> Vec<i32> {
-        let marker = format!("{MARKER}={}", self.marker(r.id, r.run));
-        crate::sys::init::children()
-            .into_iter()
-            .filter(|&c| Some(c) != r.leader && !others(c))
-            .filter(|&c| {
-                procs::stat(c).is_some_and(|s| s.pgrp == r.pgid)
-                    || procs::has_marker(c, marker.as_bytes())
-            })
+        let marker = self.marker(r.id, r.run);
+        let mut cache = self.strangers.borrow_mut();
+        let strangers = cache.get_or_insert_with(|| {
+            crate::sys::init::children()
+                .into_iter()
+                .filter(|&c| !others(c))
+                .map(|pid| Stranger {
+                    pid,
+                    pgrp: procs::stat(pid).map(|s| s.pgrp),
+                    marker: procs::marker_value(pid, MARKER.as_bytes()),
+                })
+                .collect()
+        });
+        strangers
+            .iter()
+            .filter(|s| Some(s.pid) != r.leader)
+            .filter(|s| s.pgrp == Some(r.pgid) || s.marker.as_deref() == Some(marker.as_str()))
+            .map(|s| s.pid)
             .collect()
+    }
+
+    /// A new turn of the owner loop (or a new batch of reaped processes): what was read of
+    /// ctrlinit's children may have changed.
+    pub(crate) fn new_turn(&self) {
+        self.strangers.borrow_mut().take();
     }
 
     /// Whether nothing of a run whose main process has ended is left (zombies count until

@@ -185,6 +185,7 @@ impl Runner {
             if let Some((code, deadline)) = self.exit {
                 return self.finish(&mut signals, code, deadline).await;
             }
+            self.tracking.new_turn();
             let deadline = self.core.next_deadline();
             // Once the init has been quiet for a moment with nothing scheduled: each piece of
             // work pushes this back, so it runs once after a burst (start-up, a restart, a

@@ -8,6 +8,8 @@ impl Runner {
         let mut reaped = std::mem::take(&mut self.reaped);
         reaped.clear();
         reap_exited(&mut reaped);
+        // Children exited: what was read of them before is stale.
+        self.tracking.new_turn();
         let mut orphans = 0u64;
         for &(pid, exit) in &reaped {
             if self.probes.owns(pid) {
