@@ -43,37 +43,75 @@ const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A thread of its own that performs releases, so that the thread asking for one is parked in
 /// `epoll_wait` when the pages are dropped, and nothing touches them again until real work
-/// comes. The release thread's own path back to its wait is a few small functions.
+/// comes. After the last `madvise` the release thread runs only the end of a loop and a
+/// blocking `read(2)`: everything it has to say is said before it drops anything.
 pub struct Releaser {
-    requests: std::sync::mpsc::SyncSender<()>,
+    /// The write end of the pipe the release thread waits on (non-blocking: a request while
+    /// one is pending changes nothing).
+    requests: std::os::fd::OwnedFd,
 }
 
 impl Releaser {
-    /// Starts the release thread; each release is reported to `done` (for the log), from that
-    /// thread. `None` when no thread can be started (then nothing is released).
-    pub fn start(
-        done: impl Fn(Released, std::time::Duration) + Send + 'static,
-    ) -> Option<Releaser> {
-        // One request pending at most: asking again while one waits changes nothing.
-        let (requests, rx) = std::sync::mpsc::sync_channel::<()>(1);
+    /// Starts the release thread; each release is reported to `done` (for the log) just before
+    /// it happens. `None` when no thread or pipe can be had (then nothing is released).
+    pub fn start(done: impl Fn(Released) + Send + 'static) -> Option<Releaser> {
+        let (rx, tx) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
+        nix::fcntl::fcntl(
+            &tx,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        )
+        .ok()?;
         std::thread::Builder::new()
             .name("ctrlinit-idle".into())
             .stack_size(64 << 10)
             .spawn(move || {
-                while rx.recv().is_ok() {
+                let mut byte = [0u8; 64];
+                while nix::unistd::read(&rx, &mut byte).is_ok_and(|n| n > 0) {
                     std::thread::sleep(SETTLE);
-                    let began = std::time::Instant::now();
-                    let released = release_cold_memory();
-                    done(released, began.elapsed());
+                    let cold = cold_mappings();
+                    done(summary(&cold));
+                    drop_mappings(&cold);
                 }
             })
             .ok()?;
-        Some(Releaser { requests })
+        Some(Releaser { requests: tx })
     }
 
     /// Asks for a release soon (see [`SETTLE`]); never waits.
     pub fn request(&self) {
-        let _ = self.requests.try_send(());
+        let _ = nix::unistd::write(&self.requests, b"r");
+    }
+}
+
+/// Trims the heap, and lists the mappings whose page-table entries may be dropped.
+fn cold_mappings() -> Vec<ColdCandidate> {
+    // SAFETY: malloc_trim only returns free heap pages to the kernel; it takes malloc's own
+    // locks, so it is safe beside other threads allocating.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    fs::read_to_string("/proc/self/smaps")
+        .map(|smaps| droppable_mappings(&smaps))
+        .unwrap_or_default()
+}
+
+/// What dropping `cold` releases.
+fn summary(cold: &[ColdCandidate]) -> Released {
+    Released {
+        mappings: cold.len(),
+        resident_kib: cold.iter().map(|m| m.rss_kib).sum(),
+    }
+}
+
+/// Drops the page-table entries of `cold` (see [`release_cold_memory`] for why it is sound).
+fn drop_mappings(cold: &[ColdCandidate]) {
+    for m in cold {
+        let Some(addr) = NonNull::new(m.start as *mut c_void) else {
+            continue;
+        };
+        // SAFETY: as in `release_cold_memory`: a private, non-writable file mapping holding no
+        // anonymous page; its pages are exactly the file's and fault back in on access.
+        let _ = unsafe { madvise(addr, m.end - m.start, MmapAdvise::MADV_DONTNEED) };
     }
 }
 

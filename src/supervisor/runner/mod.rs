@@ -167,9 +167,9 @@ impl Runner {
             orphans_reaped: 0,
             oom_kills: crate::sys::cgroups::oom_kills(),
             cold_memory: ColdMemory::AfterStartup,
-            releaser: Releaser::start(|released, took| {
+            releaser: Releaser::start(|released| {
                 debug!(
-                    "idle: unmapped {} KiB of code ({} mappings), trimmed the heap in {took:?}",
+                    "idle: unmapped {} KiB of code ({} mappings), trimmed the heap",
                     released.resident_kib, released.mappings
                 );
             }),
