@@ -18,12 +18,11 @@
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
 
 use tracing::{debug, info};
 
 use crate::model::ProgramId;
-use crate::sys::cgroup2::{Cgroups, Usage};
+use crate::sys::cgroup2::{Cgroups, Group, Usage};
 use crate::sys::init::{Role, group_exists};
 use crate::sys::procs;
 
@@ -34,8 +33,8 @@ pub(crate) const MARKER: &str = "CTRLINIT_RUN";
 pub(crate) struct Tracking {
     cgroups: Option<Cgroups>,
     nonce: String,
-    /// Program name -> its cgroup directory (cgroup mode).
-    groups: HashMap<String, PathBuf>,
+    /// Program name -> its cgroup (cgroup mode).
+    groups: HashMap<String, Group>,
     /// ctrlinit's children that are no run's main process, with their group and marker, as
     /// read in this turn of the owner loop (markers): a stop of every program reads them once.
     strangers: std::cell::RefCell<Option<Vec<Stranger>>>,
@@ -141,7 +140,9 @@ impl Tracking {
             .and_then(|dir| Cgroups::dir_handle(&dir).map(|fd| (dir, fd)));
         let join = match join {
             Ok((dir, fd)) => {
-                self.groups.insert(name.to_string(), dir);
+                if self.groups.get(name).is_none_or(|g| g.dir() != dir) {
+                    self.groups.insert(name.to_string(), Group::new(dir));
+                }
                 Some(fd)
             }
             Err(e) => {
@@ -160,8 +161,8 @@ impl Tracking {
     /// another run's main process (its environment need not be read). Reads a few `/proc` files
     /// per process of the run, not every process of the machine.
     pub(crate) fn members(&self, r: RunRef<'_>, others: &dyn Fn(i32) -> bool) -> Vec<i32> {
-        if let Some(dir) = self.groups.get(r.name) {
-            return Cgroups::pids(dir);
+        if let Some(g) = self.groups.get(r.name) {
+            return Cgroups::pids(g.dir());
         }
         let mut roots: Vec<i32> = r.leader.into_iter().collect();
         roots.extend(self.reparented(r, others));
@@ -206,8 +207,8 @@ impl Tracking {
         if group_exists(r.pgid) {
             return false;
         }
-        if let Some(dir) = self.groups.get(r.name) {
-            return !Cgroups::populated(dir);
+        if let Some(g) = self.groups.get(r.name) {
+            return !g.populated();
         }
         self.reparented(r, others).is_empty()
     }
@@ -222,7 +223,10 @@ impl Tracking {
         cont: bool,
     ) {
         for pid in self.members(r, others) {
-            if procs::stat(pid).is_some_and(|s| s.pgrp == r.pgid) {
+            // getpgid(2) rather than /proc/PID/stat: one call, no file, for every member.
+            if nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(pid)))
+                .is_ok_and(|g| g.as_raw() == r.pgid)
+            {
                 continue;
             }
             debug!(
@@ -253,8 +257,8 @@ impl Tracking {
 
     /// Whether `pid` belongs to run `r`: in its cgroup, or carrying its marker.
     pub(crate) fn belongs(&self, pid: i32, r: RunRef<'_>) -> bool {
-        if let Some(dir) = self.groups.get(r.name)
-            && Cgroups::pids(dir).contains(&pid)
+        if let Some(g) = self.groups.get(r.name)
+            && Cgroups::pids(g.dir()).contains(&pid)
         {
             return true;
         }
@@ -263,18 +267,20 @@ impl Tracking {
 
     /// What a program's group has used (cgroup mode).
     pub(crate) fn usage(&self, name: &str) -> Option<Usage> {
-        self.groups.get(name).map(|d| Cgroups::usage(d))
+        self.groups.get(name).map(|g| Cgroups::usage(g.dir()))
     }
 
     /// A program left the configuration: its (empty) group goes.
     pub(crate) fn forget(&mut self, name: &str) {
-        if let Some(dir) = self.groups.remove(name) {
-            Cgroups::remove(&dir);
+        if let Some(g) = self.groups.remove(name) {
+            Cgroups::remove(g.dir());
         }
     }
 
     /// At exit: every group and the sub-tree go.
-    pub(crate) fn cleanup(&self) {
+    pub(crate) fn cleanup(&mut self) {
+        // Their open event files go first.
+        self.groups.clear();
         if let Some(cg) = &self.cgroups {
             cg.cleanup();
         }
