@@ -235,3 +235,79 @@ backoff = {{ initial = "0s" }}
         init.namespace_pids().is_empty().then_some(())
     });
 }
+
+/// The launcher leaves two processes: the daemon, in a session of its own, and a helper in the
+/// launcher's own process group. Both write down the signals they get into `got`.
+const TWO_LEFT: &str = r#"
+[program.legacy]
+type = "forking"
+command = ["/bin/sh", "-c", "sh -c 'trap \"echo helper USR1 >> {dir}/got\" USR1; trap \"echo helper USR2 >> {dir}/got\" USR2; echo $$$$ > {dir}/helper.pid; while :; do sleep 0.05; done' & setsid sh -c 'trap \"echo daemon $$$$ USR1 >> {dir}/got\" USR1; echo $$$$ > {dir}/legacy.pid; while :; do sleep 0.05; done' & while [ ! -s {dir}/legacy.pid ] || [ ! -s {dir}/helper.pid ]; do sleep 0.01; done; exit 0"]
+pidfile = "{dir}/legacy.pid"
+ready_timeout = "10s"
+"#;
+
+#[test]
+fn signal_reaches_the_adopted_daemon_not_its_launchers_group() {
+    let init = init().file("a.toml", TWO_LEFT).start();
+    let daemon = pid_in_file(&init, None);
+    init.wait_states(&["legacy=running"]);
+    assert_eq!(init.pid_of("legacy"), Some(daemon as i64));
+    let helper = init.wait_for_pid_file("helper.pid");
+    let (code, out) = init.ctl(&["signal", "USR1", "legacy"]);
+    assert_eq!(code, 0, "{out}");
+    let got = init.dir().join("got");
+    let daemon_line = format!("daemon {daemon} USR1");
+    assert_eq!(
+        wait_for_lines_in(&got, 1),
+        std::slice::from_ref(&daemon_line)
+    );
+    // Then USR2 straight to the helper. Had the USR1 gone to the launcher's group too, it came
+    // first, and the helper's shell (dash runs pending traps lowest signal first) says so first.
+    assert!(send_signal(helper, libc::SIGUSR2));
+    assert_eq!(
+        wait_for_lines_in(&got, 2),
+        [daemon_line, "helper USR2".to_string()],
+        "USR1 reached the daemon only"
+    );
+}
+
+#[test]
+fn a_launcher_that_does_not_exit_within_ready_timeout_fails_the_run() {
+    const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.p]
+type = "forking"
+command = ["/bin/sh", "-c", "echo $$$$ > {dir}/launcher.pid; exec sleep 1000"]
+pidfile = "{dir}/p.pid"
+ready_timeout = "2s"
+max_restarts = 0
+on_exhausted = "stop"
+"#,
+        )
+        .start();
+    let launcher = init.wait_for_pid_file("launcher.pid");
+    // It is stopped, but not before its ready_timeout (less a second for scheduling): the last
+    // time it was seen alive, counted from when it was first seen.
+    let seen = std::time::Instant::now();
+    let mut last_alive = seen;
+    wait_until("the launcher stopped", DEADLINE, || {
+        if proc_state(launcher).is_some_and(|s| s != 'Z') {
+            last_alive = std::time::Instant::now();
+            return None;
+        }
+        Some(())
+    });
+    let lived = last_alive - seen;
+    assert!(
+        lived >= READY_TIMEOUT - std::time::Duration::from_secs(1),
+        "stopped {lived:?} after it was seen, before its ready_timeout"
+    );
+    init.wait_for_line("p: starting -> stopping: not ready within 2s");
+    init.wait_states(&["p=stopped"]);
+    assert_eq!(init.count_lines("exited 0; reading the daemon's pid"), 0);
+    assert_eq!(init.count_lines("adopted daemon"), 0);
+    assert_eq!(init.program_json("p")["last_exit"]["signal"], "SIGTERM");
+}

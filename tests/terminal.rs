@@ -330,8 +330,8 @@ fn a_command_that_cannot_be_executed_says_so_on_stderr_every_time() {
 
 #[test]
 fn tstp_suspends_the_commands_group_and_cont_resumes_it_while_ctrlinit_runs_on() {
-    // Job control without a terminal (`docker kill -s TSTP`): the command's whole group stops,
-    // ctrlinit does not, and CONT brings the group back.
+    // Job control without a terminal (`docker kill -s TSTP`, and TTIN, TTOU): the command's
+    // whole group stops, ctrlinit does not, and CONT brings the group back.
     let dir = tempfile::tempdir().unwrap();
     let script = "echo ready >> \"$0\"; while :; do sleep 0.05; done";
     let (child, ctrlinit, _marks) = signal_target(dir.path(), script);
@@ -342,6 +342,8 @@ fn tstp_suspends_the_commands_group_and_cont_resumes_it_while_ctrlinit_runs_on()
         (libc::SIGTSTP, true),
         (libc::SIGCONT, false),
         (libc::SIGTTIN, true),
+        (libc::SIGCONT, false),
+        (libc::SIGTTOU, true),
     ] {
         assert!(send_signal(ctrlinit, sig));
         wait_until(
@@ -390,4 +392,64 @@ fn console_off_silences_ctrlinits_own_lines_but_not_the_command() {
     // ctrlinit.log still has its lines.
     let log = std::fs::read_to_string(dir.path().join("log/ctrlinit.log")).unwrap();
     assert!(log.contains("main: starting -> running"), "{log}");
+}
+
+#[test]
+fn a_command_that_ignores_term_is_killed_with_its_group_only_once_the_stop_budget_is_spent() {
+    // tini's way: TERM is forwarded, and SIGKILL waits for `[init] stop_timeout`.
+    const BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
+    const MARGIN: std::time::Duration = std::time::Duration::from_secs(1);
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("conf.d");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::write(conf.join("a.toml"), "[init]\nstop_timeout = \"3s\"\n").unwrap();
+    // The shell and its background sleep (same group) both ignore TERM (inherited SIG_IGN).
+    let script = "trap '' TERM; sleep 1000 & echo started >> \"$0\"; wait";
+    let marks = dir.path().join("marks");
+    let mut child = piped(
+        dir.path(),
+        &["/bin/sh", "-c", script, marks.to_str().unwrap()],
+    )
+    .env("CTRLINIT_CONFIG_DIR", &conf)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    wait_for_lines_in(&marks, 1);
+    let ctrlinit = wait_until("ctrlinit in its namespace", DEADLINE, || {
+        children_of(child.id() as i32).first().copied()
+    });
+    let shell = wait_until("the command", DEADLINE, || {
+        children_of(ctrlinit).first().copied()
+    });
+    let sleep = wait_until("its sleep", DEADLINE, || {
+        children_of(shell).first().copied()
+    });
+    let sent = std::time::Instant::now();
+    assert!(send_signal(ctrlinit, libc::SIGTERM));
+    // Both live on through the budget: the last time each was seen alive, after the TERM.
+    let live = |pid: i32| proc_state(pid).is_some_and(|s| s != 'Z');
+    let mut last_seen = [sent; 2];
+    wait_until("the command and its sleep killed", DEADLINE, || {
+        for (i, pid) in [shell, sleep].into_iter().enumerate() {
+            if live(pid) {
+                last_seen[i] = std::time::Instant::now();
+            }
+        }
+        (!live(shell) && !live(sleep)).then_some(())
+    });
+    for (what, seen) in ["the command", "its sleep"].iter().zip(last_seen) {
+        let lived = seen - sent;
+        assert!(
+            lived >= BUDGET - MARGIN,
+            "{what} was killed {lived:?} after the TERM, before the {BUDGET:?} budget"
+        );
+    }
+    let status = wait_until("the container's exit", DEADLINE, || {
+        child.try_wait().unwrap()
+    });
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(137), "killed by SIGKILL: {stderr}");
 }
