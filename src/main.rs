@@ -220,16 +220,15 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
         }
     };
     let config = std::sync::Arc::new(config);
-    let logs = match Logs::start(std::sync::Arc::clone(&config)) {
+    let default_level = if forward_to.is_some() { "warn" } else { "info" };
+    let level = config.init.log_level.as_deref().unwrap_or(default_level);
+    let logs = match Logs::start(std::sync::Arc::clone(&config), |tx| init_tracing(level, tx)) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("ctrlinit: not starting anything: {e}");
             return ExitCode::from(1);
         }
     };
-    let default_level = if forward_to.is_some() { "warn" } else { "info" };
-    let level = config.init.log_level.as_deref().unwrap_or(default_level);
-    init_tracing(level, &logs);
     let opts = RunOptions {
         role: sys::init::Role::Pid1,
         forward_to,
@@ -329,8 +328,9 @@ fn start(
     Ok(code)
 }
 
-/// ctrlinit's own log goes through the log thread (console and `<log_dir>/ctrlinit.log`).
-fn init_tracing(level: &str, logs: &Logs) {
+/// ctrlinit's own log goes through the log thread (console and `<log_dir>/ctrlinit.log`), by
+/// `tx`: set up before that thread starts, so nothing it says is lost.
+fn init_tracing(level: &str, tx: tokio::sync::mpsc::UnboundedSender<ctrlinit::logs::Command>) {
     use tracing_subscriber::Layer;
     use tracing_subscriber::layer::SubscriberExt;
     // Set but empty (`-e CTRLINIT_LOG=`) means not set.
@@ -341,7 +341,6 @@ fn init_tracing(level: &str, logs: &Logs) {
     let filter: tracing::level_filters::LevelFilter = level
         .parse()
         .unwrap_or(tracing::level_filters::LevelFilter::INFO);
-    let subscriber =
-        tracing_subscriber::registry().with(OwnLogLayer::new(logs.sender()).with_filter(filter));
+    let subscriber = tracing_subscriber::registry().with(OwnLogLayer::new(tx).with_filter(filter));
     let _ = tracing::subscriber::set_global_default(subscriber);
 }

@@ -4,6 +4,11 @@
 //!
 //! A function's length runs from the line of its `fn` to the line of its closing brace.
 //! `#[cfg(test)]` items and `*_tests.rs` files are not counted.
+//!
+//! No file in `src/` is over 800 lines either, test modules included (issue 12): a longer one
+//! holds several subjects, which deserve files of their own. A file is let off only when its
+//! opening `//!` comment, where a reader sees it first, says why it reads better whole (those
+//! words, [`WHOLE`], and the reason).
 
 use std::path::{Path, PathBuf};
 
@@ -185,6 +190,31 @@ fn long_functions(text: &str, limit: usize) -> Vec<(usize, String, usize)> {
     out
 }
 
+/// The longest a source file may be, in lines.
+const FILE_LIMIT: usize = 800;
+
+/// The words a longer file's opening `//!` comment must hold, with its reason, to be let off.
+const WHOLE: &str = "reads better whole";
+
+/// Whether a file's opening comment (the `//!` lines it starts with) says why it reads better
+/// whole.
+fn says_why_whole(text: &str) -> bool {
+    text.lines()
+        .take_while(|l| l.starts_with("//!"))
+        .any(|l| l.contains(WHOLE))
+}
+
+/// Every file (name, text) over `limit` lines that does not say why it reads better whole:
+/// its name and length.
+fn long_files(files: &[(String, String)], limit: usize) -> Vec<(String, usize)> {
+    files
+        .iter()
+        .map(|(name, text)| (name, text, text.lines().count()))
+        .filter(|(_, text, len)| *len > limit && !says_why_whole(text))
+        .map(|(name, _, len)| (name.clone(), len))
+        .collect()
+}
+
 /// Every `.rs` file under `dir`.
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -254,6 +284,62 @@ fn the_checker_measures_functions_as_written() {
         [
             (long_one, "long_one".to_string(), LIMIT + 1),
             (after_tests, "after_tests".to_string(), LIMIT + 1),
+        ]
+    );
+}
+
+#[test]
+fn no_source_file_is_over_800_lines_unless_it_says_why() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    paths.sort();
+    assert!(paths.len() > 100, "found only {} files", paths.len());
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            (format!("src/{rel}"), std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    let long: Vec<String> = long_files(&files, FILE_LIMIT)
+        .into_iter()
+        .map(|(name, len)| format!("{name}: {len} lines"))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files over {FILE_LIMIT} lines (split them by subject, or say in the file's opening //! \
+         comment why it {WHOLE}):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_measures_files_as_written() {
+    // One line over is caught, the limit itself is not, and only a file's opening comment lets
+    // it off: the words further down, or in a plain comment, do not.
+    let body = |n: usize| "let x = 1;\n".repeat(n);
+    let excuse = format!("//! The state table {WHOLE}: one match, read top to bottom.\n");
+    let files = [
+        ("over", body(FILE_LIMIT + 1)),
+        ("at_limit", body(FILE_LIMIT)),
+        ("excused", format!("//! Doc.\n{excuse}{}", body(FILE_LIMIT))),
+        (
+            "excuse_too_late",
+            format!("//! Doc.\n{}{excuse}", body(FILE_LIMIT)),
+        ),
+        (
+            "plain_comment",
+            format!("// It {WHOLE}.\n{}", body(FILE_LIMIT)),
+        ),
+    ]
+    .map(|(n, t)| (n.to_string(), t));
+    assert_eq!(
+        long_files(&files, FILE_LIMIT),
+        [
+            ("over".to_string(), FILE_LIMIT + 1),
+            ("excuse_too_late".to_string(), FILE_LIMIT + 2),
+            ("plain_comment".to_string(), FILE_LIMIT + 1),
         ]
     );
 }

@@ -133,6 +133,24 @@ fn file_cases() -> Vec<Case> {
             ],
         },
         Case {
+            name: "config files each under 4 MiB, over 16 MiB together",
+            files: vec![],
+            setup: |dir| {
+                // One file of 3.5 MiB of comments under five names (hard links): 17.5 MiB to
+                // read, 3.5 MiB on disk. After four of them, 2 MiB is left; the fifth is over.
+                let first = dir.join("conf.d/z-0.toml");
+                let line = format!("# {}\n", "x".repeat(1021));
+                std::fs::write(&first, line.repeat(3584)).unwrap();
+                for i in 1..5 {
+                    std::fs::hard_link(&first, dir.join(format!("conf.d/z-{i}.toml"))).unwrap();
+                }
+            },
+            says: &[
+                "z-4.toml: cannot read the file: it is 3.5 MiB large, over the limit of 2.0 MiB",
+                "fix: the files of a config directory are read up to 16 MiB in all",
+            ],
+        },
+        Case {
             name: "an env_file that is a FIFO",
             files: vec![(
                 "z.toml",

@@ -14,13 +14,14 @@ fn mode(p: &Path) -> u32 {
     std::fs::symlink_metadata(p).unwrap().mode() & 0o7777
 }
 
-#[test]
-fn log_and_crash_files_are_private_whatever_the_umask() {
-    let builder = init().file(
-        "a.toml",
-        "[program.talk]\ncommand = [\"/bin/sh\", \"-c\", \"echo hi; kill -SEGV $$$$\"]\nrestart = \"never\"\n",
-    );
-    // The harness's directories do not exist yet: ctrlinit creates them, with a umask of 0.
+/// A program that prints a line and crashes, so a log file and a crash report are written.
+const TALK_AND_CRASH: &str = "[program.talk]\ncommand = [\"/bin/sh\", \"-c\", \"echo hi; kill -SEGV $$$$\"]\nrestart = \"never\"\n";
+
+/// Starts `config` with `umask` and log and crash directories that do not exist yet (under
+/// `fresh/` of the test directory: ctrlinit creates them), waits for `talk`'s crash report and
+/// stops. Returns the stopped init (it keeps the directory) and the report's path.
+fn crash_into_fresh_dirs(config: &str, umask: u32) -> (Init, PathBuf) {
+    let builder = init().file("a.toml", config);
     let dir = builder.dir();
     let mut init = builder
         .env("CTRLINIT_LOG_DIR", dir.join("fresh/log").to_str().unwrap())
@@ -28,7 +29,7 @@ fn log_and_crash_files_are_private_whatever_the_umask() {
             "CTRLINIT_CRASH_DIR",
             dir.join("fresh/crash").to_str().unwrap(),
         )
-        .umask(0)
+        .umask(umask)
         .start();
     let report_dir = dir.join("fresh/crash/talk");
     let report = wait_until("a crash report", DEADLINE, || {
@@ -40,12 +41,37 @@ fn log_and_crash_files_are_private_whatever_the_umask() {
     });
     init.signal("TERM");
     init.wait_exit(DEADLINE);
+    (init, report)
+}
+
+#[test]
+fn log_and_crash_files_are_private_whatever_the_umask() {
+    // A umask of 0 would leave them open to all.
+    let (init, report) = crash_into_fresh_dirs(TALK_AND_CRASH, 0);
+    let dir = init.dir();
+    let report_dir = dir.join("fresh/crash/talk");
     assert_eq!(mode(&dir.join("fresh/log")), 0o750);
     assert_eq!(mode(&dir.join("fresh/crash")), 0o750);
     assert_eq!(mode(&report_dir), 0o750);
     assert_eq!(mode(&dir.join("fresh/log/talk.log")), 0o640);
     assert_eq!(mode(&dir.join("fresh/log/ctrlinit.log")), 0o640);
     assert_eq!(mode(&report), 0o640, "a crash report holds argv and output");
+}
+
+/// `[init] log_mode` and `crash_mode` are the modes of the files (and, with search wherever
+/// read is allowed, of the directories ctrlinit creates), exactly: a umask of 077 would narrow
+/// both to the owner's.
+#[test]
+fn log_mode_and_crash_mode_are_the_modes_whatever_the_umask() {
+    let config = format!("[init]\nlog_mode = \"0644\"\ncrash_mode = \"0660\"\n\n{TALK_AND_CRASH}");
+    let (init, report) = crash_into_fresh_dirs(&config, 0o077);
+    let dir = init.dir();
+    assert_eq!(mode(&dir.join("fresh/log")), 0o755);
+    assert_eq!(mode(&dir.join("fresh/log/talk.log")), 0o644);
+    assert_eq!(mode(&dir.join("fresh/log/ctrlinit.log")), 0o644);
+    assert_eq!(mode(&dir.join("fresh/crash")), 0o770);
+    assert_eq!(mode(&dir.join("fresh/crash/talk")), 0o770);
+    assert_eq!(mode(&report), 0o660);
 }
 
 #[test]
@@ -63,6 +89,42 @@ fn log_files_never_follow_a_planted_link() {
     init.wait_for_line("api      | secret-line");
     init.wait_for_line("symbolic link, which ctrlinit does not write through");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root-only\n");
+}
+
+/// A log file that exists and is another user's is not appended to (that user could read what
+/// ctrlinit writes, or have linked it elsewhere before): the reason and the fix are said, for a
+/// program's file and for ctrlinit's own, and the program runs with its lines on the console.
+#[test]
+fn a_log_file_another_user_owns_is_refused_with_the_reason() {
+    let builder = init().file(
+        "a.toml",
+        "[program.api]\ncommand = [\"/bin/sh\", \"-c\", \"echo still-heard; exec sleep 1000\"]\n",
+    );
+    let dir = builder.dir();
+    std::fs::create_dir_all(dir.join("log")).unwrap();
+    let theirs = [dir.join("log/api.log"), dir.join("log/ctrlinit.log")];
+    for f in &theirs {
+        std::fs::write(f, "theirs\n").unwrap();
+        std::os::unix::fs::chown(f, Some(65534), Some(65534)).unwrap();
+    }
+    let init = builder.start();
+    let said =
+        "is owned by uid 65534, not by ctrlinit (uid 0); remove it or give it to ctrlinit's user";
+    let line = init.wait_for_line(&format!("api.log: it {said}"));
+    assert!(line.contains("api gets no log file"), "{line}");
+    let line = init.wait_for_line(&format!("ctrlinit.log: it {said}"));
+    assert!(line.contains("cannot open"), "{line}");
+    init.wait_for_line("api      | still-heard");
+    init.wait_states(&["api=running"]);
+    for f in &theirs {
+        assert_eq!(
+            std::fs::read_to_string(f).unwrap(),
+            "theirs\n",
+            "{}",
+            f.display()
+        );
+        assert_eq!(std::fs::metadata(f).unwrap().uid(), 65534);
+    }
 }
 
 #[test]
@@ -87,6 +149,29 @@ fn crash_retention_never_deletes_outside_crash_dir() {
     );
 }
 
+/// What `env > {dir}/NAME` wrote, once whole (it holds PATH among others and ends its last line).
+fn written_env(init: &Init, name: &str) -> String {
+    let path = init.dir().join(name);
+    wait_until(&format!("{name} written"), DEADLINE, || {
+        std::fs::read_to_string(&path)
+            .ok()
+            .filter(|t| t.contains("PATH=") && t.ends_with('\n'))
+    })
+}
+
+/// Every variable of `env` is one a program keeps with `inherit_env = false`, or `allowed`.
+fn only_kept_variables(env: &str, allowed: &[&str]) {
+    for line in env.lines() {
+        let key = line.split('=').next().unwrap();
+        assert!(
+            ["PATH", "HOME", "USER", "PWD", "SHLVL", "_"].contains(&key)
+                || allowed.contains(&key)
+                || key.starts_with("CTRLINIT_"),
+            "{key} reached a program with inherit_env = false"
+        );
+    }
+}
+
 /// The environment of a program: `inherit_env = false` keeps only PATH, HOME, USER and
 /// CTRLINIT_* of ctrlinit's.
 #[test]
@@ -106,31 +191,45 @@ env = { MINE = "1" }
 "#,
         )
         .start();
-    // Written whole once it holds its last line's variable (`env` prints PATH among others).
-    let read = |name: &str| {
-        let path = init.dir().join(name);
-        wait_until(&format!("{name} written"), DEADLINE, || {
-            std::fs::read_to_string(&path)
-                .ok()
-                .filter(|t| t.contains("PATH=") && t.ends_with('\n'))
-        })
-    };
-    let open = read("open.env");
-    let closed = read("closed.env");
+    let open = written_env(&init, "open.env");
+    let closed = written_env(&init, "closed.env");
     assert!(open.contains("DB_PASSWORD=hunter2"), "{open}");
     assert!(!closed.contains("DB_PASSWORD"), "{closed}");
     assert!(
         closed.contains("MINE=1") && closed.contains("PATH="),
         "{closed}"
     );
-    for line in closed.lines() {
-        let key = line.split('=').next().unwrap();
-        assert!(
-            ["PATH", "HOME", "USER", "MINE", "PWD", "SHLVL", "_"].contains(&key)
-                || key.starts_with("CTRLINIT_"),
-            "{key} reached a program with inherit_env = false"
-        );
-    }
+    only_kept_variables(&closed, &["MINE"]);
+}
+
+/// `[init] inherit_env = false` does the same for every program at once, and a program's own
+/// `inherit_env = true` takes ctrlinit's environment back.
+#[test]
+fn init_inherit_env_false_keeps_the_secrets_from_every_program_that_does_not_ask() {
+    let init = init()
+        .env("DB_PASSWORD", "hunter2")
+        .file(
+            "a.toml",
+            r#"
+[init]
+inherit_env = false
+
+[program.closed]
+command = ["/bin/sh", "-c", "env > {dir}/closed.env; exec sleep 1000"]
+env = { MINE = "1" }
+
+[program.open]
+command = ["/bin/sh", "-c", "env > {dir}/open.env; exec sleep 1000"]
+inherit_env = true
+"#,
+        )
+        .start();
+    let closed = written_env(&init, "closed.env");
+    let open = written_env(&init, "open.env");
+    assert!(!closed.contains("DB_PASSWORD"), "{closed}");
+    assert!(closed.contains("MINE=1"), "{closed}");
+    only_kept_variables(&closed, &["MINE"]);
+    assert!(open.contains("DB_PASSWORD=hunter2"), "{open}");
 }
 
 /// `group = "x"` is the primary group, without the user's own passwd group as a supplementary

@@ -613,7 +613,7 @@ fn drive_logs(dir: &ConfigDir, mut config: Config) {
         .take(8)
         .map(|p| p.name.clone())
         .collect();
-    let Ok(logs) = Logs::start(Arc::new(config)) else {
+    let Ok(logs) = Logs::start(Arc::new(config), |_| {}) else {
         return;
     };
     let (tx, mut follow) = tokio::sync::mpsc::channel(1024);

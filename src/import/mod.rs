@@ -355,3 +355,145 @@ fn note_here_and_host(ini: &ini::Ini, notes: &mut Vec<Note>) {
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Imports `text` written as a supervisord.conf of its own.
+    fn import_text(text: &str) -> Result<Imported, Vec<InputError>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("supervisord.conf");
+        std::fs::write(&path, text).unwrap();
+        import(&path)
+    }
+
+    /// `[program.NAME]`'s entry `key` in the output: its value and its comments.
+    fn entry(out: &Imported, name: &str, key: &str) -> Option<(Val, Vec<String>)> {
+        let table = out
+            .files
+            .iter()
+            .flat_map(|f| &f.tables)
+            .find(|t| t.path == ["program", name])
+            .unwrap_or_else(|| panic!("no [program.{name}] in {out:#?}"));
+        let e = table.entries.iter().find(|e| e.key == key)?;
+        Some((e.value.clone(), e.comments.clone()))
+    }
+
+    fn string(out: &Imported, name: &str, key: &str) -> Option<String> {
+        match entry(out, name, key)?.0 {
+            Val::Str(s) => Some(s),
+            other => panic!("{name}.{key} is {other:?}"),
+        }
+    }
+
+    fn words(out: &Imported, name: &str) -> Vec<String> {
+        match entry(out, name, "command").unwrap().0 {
+            Val::Array(items) => items
+                .into_iter()
+                .map(|v| match v {
+                    Val::Str(s) => s,
+                    other => panic!("{other:?}"),
+                })
+                .collect(),
+            other => panic!("{name}.command is {other:?}"),
+        }
+    }
+
+    #[test]
+    fn umask_is_the_programs_own_else_supervisords() {
+        let out = import_text(
+            "[supervisord]\numask = 027\n\n\
+             [program:own]\ncommand = /bin/own\numask = 2\n\n\
+             [program:prefixed]\ncommand = /bin/prefixed\numask = 0o077\n\n\
+             [program:inherits]\ncommand = /bin/inherits\n",
+        )
+        .unwrap();
+        assert_eq!(string(&out, "own", "umask").as_deref(), Some("002"));
+        assert_eq!(string(&out, "prefixed", "umask").as_deref(), Some("077"));
+        let (value, comments) = entry(&out, "inherits", "umask").unwrap();
+        assert_eq!(value, Val::Str("027".into()));
+        assert_eq!(comments, ["[supervisord] umask"]);
+        // Without either, the program keeps ctrlinit's umask: nothing is written.
+        let out = import_text("[program:plain]\ncommand = /bin/plain\n").unwrap();
+        assert_eq!(string(&out, "plain", "umask"), None);
+        // A mask supervisord cannot read as octal stops the import at its line.
+        let errors = import_text("[program:bad]\ncommand = /bin/bad\numask = 089\n").unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].line, Some(3), "{errors:?}");
+    }
+
+    #[test]
+    fn stopsignal_names_and_numbers_become_stop_signal() {
+        let out = import_text(
+            "[program:name]\ncommand = /bin/a\nstopsignal = QUIT\n\n\
+             [program:number]\ncommand = /bin/b\nstopsignal = 1\n\n\
+             [program:lower]\ncommand = /bin/c\nstopsignal = sigint\n\n\
+             [program:unset]\ncommand = /bin/d\n",
+        )
+        .unwrap();
+        assert_eq!(
+            string(&out, "name", "stop_signal").as_deref(),
+            Some("SIGQUIT")
+        );
+        assert_eq!(
+            string(&out, "number", "stop_signal").as_deref(),
+            Some("SIGHUP")
+        );
+        assert_eq!(
+            string(&out, "lower", "stop_signal").as_deref(),
+            Some("SIGINT")
+        );
+        // supervisord's default is TERM, and so is ctrlinit's: nothing to write.
+        assert_eq!(string(&out, "unset", "stop_signal"), None);
+        let errors =
+            import_text("[program:bad]\ncommand = /bin/bad\n\nstopsignal = BOGUS\n").unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].line, Some(4), "{errors:?}");
+        assert!(errors[0].message.contains("BOGUS"), "{errors:?}");
+    }
+
+    #[test]
+    fn group_name_is_the_group_or_else_the_program() {
+        let out = import_text(
+            "[group:site]\nprograms = web\n\n\
+             [program:web]\ncommand = /bin/web --group=%(group_name)s\n\n\
+             [program:lone]\ncommand = /bin/lone --group=%(group_name)s\n",
+        )
+        .unwrap();
+        assert_eq!(words(&out, "web"), ["/bin/web", "--group=site"]);
+        assert_eq!(words(&out, "lone"), ["/bin/lone", "--group=lone"]);
+    }
+
+    #[test]
+    fn host_node_name_is_the_hostname_variable_and_said() {
+        let out = import_text(
+            "[program:web]\ncommand = /bin/web \"--host=%(host_node_name)s\"\n\
+             environment = NODE=\"%(host_node_name)s\"\n",
+        )
+        .unwrap();
+        assert_eq!(words(&out, "web"), ["/bin/web", "--host=${HOSTNAME}"]);
+        let env = out
+            .files
+            .iter()
+            .flat_map(|f| &f.tables)
+            .find(|t| t.path == ["program", "web", "env"])
+            .unwrap();
+        assert_eq!(env.entries[0].key, "NODE");
+        assert_eq!(env.entries[0].value, Val::Str("${HOSTNAME}".into()));
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.what == "%(host_node_name)s" && n.message.contains("${HOSTNAME}")),
+            "{:#?}",
+            out.notes
+        );
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.what == "environment" && n.message.contains("HOSTNAME")),
+            "the output reads HOSTNAME, which must be said: {:#?}",
+            out.notes
+        );
+    }
+}

@@ -41,11 +41,18 @@ pub struct Logs {
 impl Logs {
     /// Prepares the log and crash directories and starts the log and console threads.
     ///
+    /// `before` is given a sender first, before the thread exists: ctrlinit's own log is set up
+    /// there, so what the thread says as it opens the log files (a file it refuses) is not lost.
+    ///
     /// Fails when a directory that was configured explicitly cannot be created or written; a
     /// default one that cannot be used only disables what needs it (with a warning).
-    pub fn start(config: Arc<Config>) -> Result<Self, String> {
+    pub fn start(
+        config: Arc<Config>,
+        before: impl FnOnce(UnboundedSender<Command>),
+    ) -> Result<Self, String> {
         let dirs = dirs::prepare_dirs(&config.init)?;
         let (tx, rx) = unbounded_channel();
+        before(tx.clone());
         let thread = std::thread::Builder::new()
             .name("ctrlinit-logs".into())
             .spawn(move || hub::run(config, dirs, rx))

@@ -1,12 +1,13 @@
 //! The way down: drain, then (dependents first) each program's `pre_stop` hook, its stop
-//! signal, SIGKILL once its stop time is spent.
+//! signal, SIGKILL once its stop time (or the shutdown's budget) is spent; and the container's
+//! exit status when its main program ends.
 
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
 use super::super::core::{Action, Input};
-use super::{Sim, svc};
+use super::{OK, Sim, svc};
 use crate::config::{Condition, Config, InitSettings};
 use crate::model::{Exit, State};
 
@@ -113,4 +114,112 @@ fn a_second_stop_signal_during_the_drain_kills_at_once() {
     sim.input(Input::ForceKill);
     assert!(!sim.core.draining());
     assert!(sim.signals.iter().any(|(_, s)| *s == Signal::SIGKILL));
+}
+
+#[test]
+fn shutdown_stops_in_reverse_order_and_kills_after_the_stop_timeout() {
+    let mut stubborn = svc("api", &[("db", Condition::Ready, false)]);
+    stubborn.stop_timeout = Duration::from_secs(2);
+    let mut sim = Sim::new(vec![svc("db", &[]), stubborn]);
+    let (db, api) = (sim.pid("db"), sim.pid("api"));
+    sim.input(Input::Shutdown {
+        signal: None,
+        reason: "SIGTERM".into(),
+    });
+    assert_eq!(
+        sim.signals,
+        vec![(api, Signal::SIGTERM)],
+        "dependents first"
+    );
+    assert_eq!(sim.state("db"), State::Running);
+    sim.advance(Duration::from_secs(2));
+    assert_eq!(sim.signals.last(), Some(&(api, Signal::SIGKILL)));
+    sim.input(Input::Reaped {
+        pid: api,
+        exit: Exit::Signal {
+            sig: 9,
+            core_dumped: false,
+        },
+        group_empty: true,
+        oom_killed: false,
+    });
+    assert_eq!(sim.signals.last(), Some(&(db, Signal::SIGTERM)));
+    assert_eq!(sim.exit, None);
+    sim.input(Input::Reaped {
+        pid: db,
+        exit: OK,
+        group_empty: true,
+        oom_killed: false,
+    });
+    assert_eq!(sim.exit, Some(0));
+    assert!(
+        !sim.log.iter().any(|a| matches!(a, Action::Crashed { .. })),
+        "our own signals are no crash"
+    );
+}
+
+#[test]
+fn the_shutdown_budget_cuts_every_stop_short() {
+    let mut slow = svc("slow", &[]);
+    slow.stop_timeout = Duration::from_secs(60);
+    let mut sim = Sim::new(vec![slow]);
+    let pid = sim.pid("slow");
+    sim.input(Input::Shutdown {
+        signal: None,
+        reason: "SIGTERM".into(),
+    });
+    assert_eq!(
+        sim.core.next_deadline(),
+        Some(sim.now + Duration::from_secs(9))
+    );
+    sim.advance(Duration::from_secs(9));
+    assert_eq!(sim.signals.last(), Some(&(pid, Signal::SIGKILL)));
+}
+
+#[test]
+fn second_stop_signal_kills_at_once() {
+    let mut sim = Sim::new(vec![svc("a", &[])]);
+    let pid = sim.pid("a");
+    sim.input(Input::Shutdown {
+        signal: None,
+        reason: "SIGTERM".into(),
+    });
+    sim.input(Input::ForceKill);
+    assert_eq!(sim.signals.last(), Some(&(pid, Signal::SIGKILL)));
+    assert_eq!(sim.exit, Some(0));
+}
+
+#[test]
+fn main_program_status_becomes_the_exit_status() {
+    let mut main = svc("main", &[]);
+    main.main = true;
+    main.restart = crate::config::RestartPolicy::Never;
+    let mut sim = Sim::new(vec![main, svc("side", &[])]);
+    let side = sim.pid("side");
+    sim.exit_main("main", Exit::Code(3));
+    assert_eq!(sim.state("main"), State::Exited);
+    assert_eq!(sim.signals.last(), Some(&(side, Signal::SIGTERM)));
+    sim.input(Input::Reaped {
+        pid: side,
+        exit: OK,
+        group_empty: true,
+        oom_killed: false,
+    });
+    assert_eq!(sim.exit, Some(3));
+}
+
+#[test]
+fn main_killed_by_a_signal_exits_128_plus_signal() {
+    let mut main = svc("main", &[]);
+    main.main = true;
+    main.restart = crate::config::RestartPolicy::Never;
+    let mut sim = Sim::new(vec![main]);
+    sim.exit_main(
+        "main",
+        Exit::Signal {
+            sig: 9,
+            core_dumped: false,
+        },
+    );
+    assert_eq!(sim.exit, Some(137));
 }
