@@ -233,3 +233,52 @@ command = ["/bin/sh", "-c", "(setsid env -i /bin/sh -c 'echo $$$$ > {{dir}}/stra
         }
     }
 }
+
+#[test]
+fn cgroup_mode_reports_what_each_program_uses() {
+    // A shell that builds a 16 MB variable (CPU for `tr`, memory it keeps) and holds it.
+    const HOG: &str = r#"
+[program.hog]
+command = ["/bin/sh", "-c", "x=$(head -c 16000000 /dev/zero | tr '\\0' a); touch {dir}/held; while :; do sleep 600; done"]
+"#;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    for mode in modes() {
+        let started = std::time::Instant::now();
+        let init = start(mode, HOG);
+        wait_for_file(&init.dir().join("held"));
+        if mode_shown(&init, mode) == "marker" {
+            let hog = init.program_json("hog");
+            assert!(hog["cpu_usec"].is_null(), "{mode}: {hog}");
+            assert!(hog["memory_bytes"].is_null(), "{mode}: {hog}");
+            continue;
+        }
+        // Claimed: the numbers must be there. (`status` looks at most once a second while
+        // nothing changes state, so an early look may predate the work.)
+        let line = init.wait_for_line("programs' processes are tracked by cgroup (");
+        let base = line.split("cgroup (").nth(1).unwrap().trim_end_matches(')');
+        let has_memory = std::path::Path::new(base)
+            .join("hog/memory.current")
+            .exists();
+        let seen = wait_until_soft(DEADLINE, || {
+            let hog = init.program_json("hog");
+            let memory_ok = !has_memory || hog["memory_bytes"].as_u64() > Some(8_000_000);
+            (hog["cpu_usec"].as_u64() >= Some(1000) && memory_ok).then_some(hog)
+        });
+        let hog = seen.unwrap_or_else(|| {
+            panic!(
+                "cgroup mode without its numbers (memory controller: {has_memory}): {}",
+                init.program_json("hog")
+            )
+        });
+        let cpu = hog["cpu_usec"].as_u64().unwrap();
+        let most = started.elapsed().as_micros() as u64 * cpus;
+        assert!(cpu <= most, "{cpu} µs of CPU in {most} µs × CPUs: {hog}");
+        if has_memory {
+            let bytes = hog["memory_bytes"].as_u64().unwrap();
+            assert!(bytes < 1 << 30, "{bytes} bytes: {hog}");
+        } else {
+            assert!(hog["memory_bytes"].is_null(), "{hog}");
+            eprintln!("no memory controller in {base}: memory_bytes not checked");
+        }
+    }
+}

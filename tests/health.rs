@@ -615,3 +615,66 @@ on_failure = "mark"
     init.signal("TERM");
     assert_eq!(init.wait_exit(DEADLINE), 0);
 }
+
+#[test]
+fn an_exec_checks_output_is_cut_to_512_bytes_and_carries_its_time() {
+    use std::time::{Duration, SystemTime};
+    // The check prints `begin` and then as many bytes as {dir}/size says: 10 000 (less than a
+    // pipe holds), then 200 000 (more).
+    let since = SystemTime::now();
+    let builder = init().file(
+        "a.toml",
+        r#"
+[program.svc]
+command = ["sleep", "600"]
+[program.svc.health]
+check = { exec = ["/bin/sh", "-c", "echo begin; head -c $(cat {dir}/size) /dev/zero | tr '\\0' x"] }
+interval = "100ms"
+timeout = "5s"
+failures = 1
+on_failure = "mark"
+"#,
+    );
+    std::fs::write(builder.dir().join("size"), "10000").unwrap();
+    let mut init = builder.start();
+    let p = wait_health(&init, "svc", "healthy");
+    let last = &p["health"]["last"];
+    let output = last["output"].as_str().unwrap();
+    assert!(output.len() <= 512, "{} bytes: {output}", output.len());
+    assert!(
+        output.len() >= 256 && output.starts_with("begin xxx"),
+        "cut, not dropped: {output}"
+    );
+    assert!(!output.contains('\n'), "on one line: {output}");
+    let time = humantime::parse_rfc3339(last["time"].as_str().unwrap())
+        .unwrap_or_else(|e| panic!("time is RFC 3339 ({e}): {last}"));
+    let now = SystemTime::now();
+    // Whole seconds of slack: the time may be rounded, the clocks read apart.
+    assert!(
+        time + Duration::from_secs(1) >= since && time <= now + Duration::from_secs(1),
+        "the check ended within the test: {last}"
+    );
+    let ago = Duration::from_millis(last["ago_ms"].as_u64().unwrap());
+    let age = now.duration_since(time).unwrap_or_default();
+    assert!(
+        ago <= age + Duration::from_secs(1),
+        "ago_ms agrees with time: {last}"
+    );
+    // More than a pipe holds: the check must still end, pass, and show its beginning.
+    std::fs::write(init.dir().join("size"), "200000").unwrap();
+    let seen = p["health"]["checks_total"].as_u64().unwrap();
+    let p = wait_until("two checks since", DEADLINE, || {
+        let p = try_program_json(&init, "svc")?;
+        (p["health"]["checks_total"].as_u64()? >= seen + 2).then_some(p)
+    });
+    let last = &p["health"]["last"];
+    assert_eq!(last["passed"], true, "{p}");
+    assert_eq!(p["health"]["status"], "healthy", "{p}");
+    let output = last["output"].as_str().unwrap();
+    assert!(
+        output.len() <= 512 && output.starts_with("begin xxx"),
+        "{output}"
+    );
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}

@@ -517,3 +517,88 @@ fn extend_timeout_during_a_pre_stop_hook_lets_the_hook_finish() {
     init.signal("TERM");
     assert_eq!(init.wait_exit(DEADLINE), 0);
 }
+
+/// `KEY=VALUE` lines a program wrote (`env > FILE`; renamed into place, so complete when seen).
+fn env_written(init: &Init, name: &str) -> std::collections::HashMap<String, String> {
+    wait_for_file(&init.dir().join(name))
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn the_watchdog_reaches_the_program_as_watchdog_usec_and_ctrlinits_own_stays_with_it() {
+    // ctrlinit's own supervisor's watchdog variables are addressed to ctrlinit: a program gets
+    // its own watchdog's, or none. 2.5 s: microseconds, not whole seconds.
+    let init = init()
+        .env("WATCHDOG_USEC", "7")
+        .env("WATCHDOG_PID", "1")
+        .file(
+            "a.toml",
+            r#"
+[program.fed]
+command = ["/bin/sh", "-c", "{ env; echo SELF=$$$$; } > {dir}/fed.tmp; mv {dir}/fed.tmp {dir}/fed.env; exec sleep 600"]
+[program.fed.health]
+watchdog = "2500ms"
+on_failure = "mark"
+
+[program.unfed]
+command = ["/bin/sh", "-c", "env > {dir}/unfed.tmp; mv {dir}/unfed.tmp {dir}/unfed.env; exec sleep 600"]
+"#,
+        )
+        .start();
+    let fed = env_written(&init, "fed.env");
+    assert_eq!(
+        fed.get("WATCHDOG_USEC").map(String::as_str),
+        Some("2500000"),
+        "{fed:?}"
+    );
+    // WATCHDOG_PID, where set, names the program itself (sd_watchdog_enabled() compares it
+    // with getpid()); never the value ctrlinit was given.
+    if let Some(pid) = fed.get("WATCHDOG_PID") {
+        assert_eq!(Some(pid), fed.get("SELF"), "{fed:?}");
+    }
+    assert_eq!(
+        fed.get("NOTIFY_SOCKET"),
+        Some(&format!("{}/ctrlinit-notify.sock", init.dir().display())),
+        "a watchdog needs the socket to be fed: {fed:?}"
+    );
+    let unfed = env_written(&init, "unfed.env");
+    for key in ["WATCHDOG_USEC", "WATCHDOG_PID", "NOTIFY_SOCKET"] {
+        assert!(!unfed.contains_key(key), "{key} in {unfed:?}");
+    }
+}
+
+/// The `daemon` row of the `status` table.
+fn table_row(init: &Init) -> String {
+    let (code, table) = init.ctl(&["status"]);
+    assert_eq!(code, 0, "{table}");
+    table
+        .lines()
+        .find(|l| l.starts_with("daemon "))
+        .unwrap_or_else(|| panic!("no daemon row: {table}"))
+        .to_string()
+}
+
+#[test]
+fn the_status_table_shows_the_programs_own_status_text() {
+    let init = notifier("ready = { notify = \"systemd\" }", "").start();
+    tell(
+        &init,
+        "script.1",
+        "send READY=1\\nSTATUS=serving 12 requests",
+        1,
+    );
+    init.wait_states(&["daemon=running"]);
+    let row = table_row(&init);
+    assert!(row.contains("running (serving 12 requests)"), "{row}");
+    // A long one is cut at 40 characters (not bytes), so one program does not widen the table.
+    let long = format!("{}{}", "é".repeat(10), "x".repeat(50));
+    tell(&init, "script.1", &format!("send STATUS={long}"), 2);
+    assert_eq!(notify_of(&init, "daemon")["status"], long.as_str());
+    let shown: String = long.chars().take(40).collect();
+    let row = table_row(&init);
+    assert!(row.contains(&format!("running ({shown}…)")), "{row}");
+    assert!(!row.contains(&long), "{row}");
+}

@@ -9,12 +9,15 @@
 //! killed, and fails.
 
 use std::collections::HashMap;
-use std::os::fd::OwnedFd;
-use std::sync::Arc;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use nix::errno::Errno;
 use nix::sys::signal::Signal;
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
@@ -37,7 +40,9 @@ pub(crate) const OUTPUT_SHOWN: usize = 512;
 /// An exec check's process in flight.
 struct ExecInFlight {
     pid: i32,
-    output: OwnedFd,
+    output: Arc<CheckOutput>,
+    /// Reads the output while the check runs.
+    drain: JoinHandle<()>,
     started: Instant,
     deadline: JoinHandle<()>,
     timed_out: bool,
@@ -58,6 +63,7 @@ impl Watch {
         }
         if let Some(e) = self.exec {
             e.deadline.abort();
+            e.drain.abort();
             signal_group(e.pid, Signal::SIGKILL);
         }
     }
@@ -157,7 +163,12 @@ impl HealthChecks {
             return None;
         };
         match launcher.captured_check(spec, argv) {
-            Ok((pid, output)) => {
+            Ok((pid, fd)) => {
+                let output = Arc::new(CheckOutput {
+                    fd,
+                    kept: Mutex::new(Vec::with_capacity(OUTPUT_SHOWN)),
+                });
+                let drain = tokio::spawn(drain(Arc::clone(&output)));
                 let tx = self.tx.clone();
                 let timeout = settings.timeout;
                 let deadline = tokio::spawn(async move {
@@ -169,6 +180,7 @@ impl HealthChecks {
                 watch.exec = Some(ExecInFlight {
                     pid,
                     output,
+                    drain,
                     started: Instant::now(),
                     deadline,
                     timed_out: false,
@@ -212,6 +224,9 @@ impl HealthChecks {
             .find(|(_, w)| w.exec.as_ref().is_some_and(|e| e.pid == pid))?;
         let exec = watch.exec.take()?;
         exec.deadline.abort();
+        exec.drain.abort();
+        // What it wrote before it ended and the drain has not read yet.
+        exec.output.read_available();
         let run = watch.run;
         let settings = core.program(id)?.spec.health.clone()?;
         let result = exec_result(&exec, exit, &settings);
@@ -291,10 +306,8 @@ async fn exec_due(after: Duration, id: ProgramId, run: u64, tx: UnboundedSender<
 
 /// An exec check's verdict: exit 0 in time passes; its output (what the pipe holds) is kept.
 fn exec_result(exec: &ExecInFlight, exit: Exit, settings: &HealthSettings) -> CheckResult {
-    let mut buf = [0u8; OUTPUT_SHOWN];
-    // Non-blocking: what the check wrote before it ended is in the pipe already.
-    let n = nix::unistd::read(&exec.output, &mut buf).unwrap_or(0);
-    let said = String::from_utf8_lossy(&buf[..n]).trim().to_string();
+    let kept = exec.output.kept.lock().unwrap_or_else(|e| e.into_inner());
+    let said = String::from_utf8_lossy(&kept).trim().to_string();
     let (passed, output) = if exec.timed_out {
         (
             false,
@@ -311,6 +324,59 @@ fn exec_result(exec: &ExecInFlight, exit: Exit, settings: &HealthSettings) -> Ch
         passed,
         output: truncate(&output),
         took: exec.started.elapsed(),
+    }
+}
+
+/// An exec check's output pipe (ctrlinit's end, non-blocking): its first [`OUTPUT_SHOWN`] bytes
+/// are kept and the rest read and dropped as they come, so a check that prints more than a pipe
+/// holds is never blocked writing (and timed out for it). The lock is only between the check's
+/// drain task and the owner loop, which both run on the loop's one thread.
+struct CheckOutput {
+    fd: OwnedFd,
+    kept: Mutex<Vec<u8>>,
+}
+
+impl CheckOutput {
+    /// Reads what the pipe holds now; false once it has ended (or failed).
+    fn read_available(&self) -> bool {
+        let mut buf = [0u8; 16 << 10];
+        loop {
+            match nix::unistd::read(&self.fd, &mut buf) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+                    let room = OUTPUT_SHOWN.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+                Err(Errno::EINTR) => {}
+                Err(Errno::EAGAIN) => return true,
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+impl AsRawFd for CheckOutput {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Reads an exec check's output as it is written, until the pipe ends.
+async fn drain(output: Arc<CheckOutput>) {
+    // SAFETY: the Arc keeps the descriptor open, and the same, for as long as the AsyncFd holds
+    // it; the AsyncFd deregisters it when dropped, before the Arc can close it.
+    let Ok(fd) = (unsafe { AsyncFd::register_with_interest(output, Interest::READABLE) }) else {
+        return;
+    };
+    loop {
+        let Ok(mut ready) = fd.readable().await else {
+            return;
+        };
+        if !fd.get_ref().read_available() {
+            return;
+        }
+        ready.clear_ready();
     }
 }
 

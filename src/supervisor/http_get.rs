@@ -151,6 +151,116 @@ mod tests {
         assert!(status_line_only(b"").is_err());
     }
 
+    /// A one-connection HTTP server on the loopback: it reads the request, then `answer`
+    /// writes what it likes; the thread returns what `answer` returns.
+    fn serve<T: Send + 'static>(
+        answer: impl FnOnce(&mut std::net::TcpStream) -> T + Send + 'static,
+    ) -> (HttpTarget, std::thread::JoinHandle<T>) {
+        use std::io::Read;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            stream.set_read_timeout(Some(WITHIN)).unwrap();
+            stream.set_write_timeout(Some(WITHIN)).unwrap();
+            let mut request = Vec::new();
+            let mut byte = [0u8; 1];
+            while !request.ends_with(b"\r\n\r\n") {
+                assert_eq!(
+                    stream.read(&mut byte).unwrap(),
+                    1,
+                    "the request ended early"
+                );
+                request.push(byte[0]);
+            }
+            answer(&mut stream)
+        });
+        let target = HttpTarget {
+            url: format!("http://{addr}/healthz"),
+            addr,
+            host: addr.to_string(),
+            path: "/healthz".into(),
+        };
+        (target, server)
+    }
+
+    /// The check's timeout in these tests, and the servers' deadline: generous for a loaded
+    /// machine, and far longer than a capped read takes.
+    const WITHIN: Duration = Duration::from_secs(20);
+
+    fn get_now(target: &HttpTarget) -> Result<HttpAnswer, String> {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(get(target, WITHIN))
+    }
+
+    /// Writes `head`, then `fill` bytes forever: until the client goes away (true) or the
+    /// server's deadline passes (false).
+    fn endless(stream: &mut std::net::TcpStream, head: &[u8], fill: u8) -> bool {
+        use std::io::{ErrorKind, Write};
+        if stream.write_all(head).is_err() {
+            return true;
+        }
+        let chunk = [fill; 16 << 10];
+        loop {
+            match stream.write(&chunk) {
+                Ok(_) => {}
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    return false;
+                }
+                Err(_) => return true,
+            }
+        }
+    }
+
+    #[test]
+    fn a_verdict_needs_no_more_than_read_cap_bytes() {
+        use std::io::{Read, Write};
+        const { assert!(READ_CAP <= 4096, "the README promises at most 4 KiB") };
+        // Exactly READ_CAP bytes, the headers still unfinished, then nothing: a client that
+        // wanted one byte more would wait for it until its timeout.
+        let (target, server) = serve(|stream| {
+            let mut head = b"HTTP/1.1 200 OK\r\nX-Filler: ".to_vec();
+            head.resize(READ_CAP, b'a');
+            stream.write_all(&head).unwrap();
+            // The client closing is the end of file (or a reset) here; the deadline is not.
+            match stream.read(&mut [0u8; 1]) {
+                Ok(0) => Ok(()),
+                Ok(_) => Err("the client sent more".to_string()),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => Ok(()),
+                Err(e) => Err(format!("the client did not close: {e}")),
+            }
+        });
+        let answer = get_now(&target).expect("a verdict from READ_CAP bytes");
+        assert_eq!(answer.line, "HTTP 200 OK");
+        assert!(answer.passed());
+        server.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn an_endless_header_or_body_still_gets_a_verdict_in_time() {
+        let answers: [(&[u8], u8, u16); 2] = [
+            (b"HTTP/1.1 503 Service Unavailable\r\nX-Filler: ", b'a', 503),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 1099511627776\r\n\r\n",
+                b'b',
+                200,
+            ),
+        ];
+        for (head, fill, code) in answers {
+            let (target, server) = serve(move |stream| endless(stream, head, fill));
+            let answer = get_now(&target).expect("a verdict before the timeout");
+            assert_eq!(answer.code, code);
+            assert_eq!(answer.passed(), code == 200);
+            assert!(
+                server.join().unwrap(),
+                "the client stopped reading and closed ({code})"
+            );
+        }
+    }
+
     #[test]
     fn os_errors_in_plain_words() {
         let e = std::io::Error::from_raw_os_error(libc::ECONNREFUSED);
