@@ -152,8 +152,18 @@ fn signal_target(
     dir: &std::path::Path,
     script: &str,
 ) -> (std::process::Child, i32, std::path::PathBuf) {
+    signal_target_with(dir, script, &[])
+}
+
+/// [`signal_target`], with `env` added to ctrlinit's environment.
+fn signal_target_with(
+    dir: &std::path::Path,
+    script: &str,
+    env: &[(&str, &std::path::Path)],
+) -> (std::process::Child, i32, std::path::PathBuf) {
     let marks = dir.join("marks");
     let child = piped(dir, &["/bin/sh", "-c", script, marks.to_str().unwrap()])
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -405,21 +415,8 @@ fn a_command_that_ignores_term_is_killed_with_its_group_only_once_the_stop_budge
     std::fs::write(conf.join("a.toml"), "[init]\nstop_timeout = \"3s\"\n").unwrap();
     // The shell and its background sleep (same group) both ignore TERM (inherited SIG_IGN).
     let script = "trap '' TERM; sleep 1000 & echo started >> \"$0\"; wait";
-    let marks = dir.path().join("marks");
-    let mut child = piped(
-        dir.path(),
-        &["/bin/sh", "-c", script, marks.to_str().unwrap()],
-    )
-    .env("CTRLINIT_CONFIG_DIR", &conf)
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    wait_for_lines_in(&marks, 1);
-    let ctrlinit = wait_until("ctrlinit in its namespace", DEADLINE, || {
-        children_of(child.id() as i32).first().copied()
-    });
+    let (mut child, ctrlinit, _marks) =
+        signal_target_with(dir.path(), script, &[("CTRLINIT_CONFIG_DIR", &conf)]);
     let shell = wait_until("the command", DEADLINE, || {
         children_of(ctrlinit).first().copied()
     });
