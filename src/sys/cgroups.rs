@@ -1,6 +1,8 @@
 //! What ctrlinit reads of its own cgroup: how many processes the OOM killer took in it, so that
 //! a program's SIGKILL can be told for what it was.
 
+use std::fs::File;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::files::read_regular;
@@ -37,15 +39,42 @@ fn oom_kill_count(text: &str) -> Option<u64> {
         .and_then(|n| n.trim().parse().ok())
 }
 
-/// How many processes the OOM killer has killed in ctrlinit's memory cgroup, when that can be
-/// read (no memory controller, or no access: `None`).
-pub fn oom_kills() -> Option<u64> {
-    let text = read_regular(Path::new("/proc/self/cgroup"), 64 << 10).ok()?;
-    let text = String::from_utf8_lossy(&text);
-    candidates(&text).into_iter().find_map(|file| {
-        let bytes = read_regular(&file, 64 << 10).ok()?;
-        oom_kill_count(&String::from_utf8_lossy(&bytes))
-    })
+/// The OOM killer's count in ctrlinit's memory cgroup, its file found once (at start) and kept
+/// open: every SIGKILL death of a program reads it, and in a storm of SIGKILLed restarts one
+/// `pread` from offset 0 (the kernel shows the file afresh) costs far less than finding and
+/// opening the file each time (two path walks).
+#[derive(Debug)]
+pub struct OomCounter {
+    file: File,
+}
+
+impl OomCounter {
+    /// The counter of ctrlinit's memory cgroup, when one can be read (no memory controller, or
+    /// no access: `None`).
+    pub fn open() -> Option<OomCounter> {
+        let text = read_regular(Path::new("/proc/self/cgroup"), 64 << 10).ok()?;
+        let text = String::from_utf8_lossy(&text);
+        candidates(&text).into_iter().find_map(|path| {
+            let file = File::options()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(path)
+                .ok()?;
+            if !file.metadata().ok()?.file_type().is_file() {
+                return None;
+            }
+            let counter = OomCounter { file };
+            counter.count().map(|_| counter)
+        })
+    }
+
+    /// How many processes the OOM killer has killed in the cgroup so far.
+    pub fn count(&self) -> Option<u64> {
+        // A few short lines; more than this is not one of the two files.
+        let mut buf = [0u8; 4096];
+        let n = self.file.read_at(&mut buf, 0).ok()?;
+        oom_kill_count(&String::from_utf8_lossy(&buf[..n]))
+    }
 }
 
 #[cfg(test)]

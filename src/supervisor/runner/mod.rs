@@ -116,7 +116,9 @@ pub struct Runner {
     core_pattern: CorePattern,
     /// Processes reaped that belonged to no program.
     orphans_reaped: u64,
-    /// The OOM killer's count in ctrlinit's cgroup when last read (`None`: not readable).
+    /// The OOM killer's count in ctrlinit's memory cgroup (`None`: not readable).
+    oom_counter: Option<crate::sys::cgroups::OomCounter>,
+    /// That count when last read.
     oom_kills: Option<u64>,
     cold_memory: ColdMemory,
     /// The thread that hands cold memory back.
@@ -137,6 +139,7 @@ impl Runner {
         let role = opts.role;
         let (tx, probe_events) = unbounded_channel();
         let (reloads_tx, reloads) = unbounded_channel();
+        let oom_counter = crate::sys::cgroups::OomCounter::open();
         Runner {
             reloads,
             reloads_tx,
@@ -165,7 +168,8 @@ impl Runner {
             processes_seen: None,
             core_pattern: CorePattern::read(),
             orphans_reaped: 0,
-            oom_kills: crate::sys::cgroups::oom_kills(),
+            oom_kills: oom_counter.as_ref().and_then(|c| c.count()),
+            oom_counter,
             cold_memory: ColdMemory::AfterStartup,
             releaser: Releaser::start(|released| {
                 debug!(

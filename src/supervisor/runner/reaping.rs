@@ -77,7 +77,7 @@ impl Runner {
         if exit.signal() != Some(libc::SIGKILL) {
             return false;
         }
-        let now = crate::sys::cgroups::oom_kills();
+        let now = self.oom_counter.as_ref().and_then(|c| c.count());
         let moved = matches!((self.oom_kills, now), (Some(before), Some(after)) if after > before);
         if now.is_some() {
             self.oom_kills = now;
