@@ -614,6 +614,37 @@ max_restarts = 999999
 }
 
 #[test]
+fn a_burst_of_ctrlinits_own_lines_reaches_the_console_whole() {
+    // 150 programs start at once: 300 state lines in a burst while 150 children exec, then 300
+    // more on the way down. A console thread that is merely behind (not blocked) gets every
+    // one of them: none is dropped for want of room in its queue.
+    const N: usize = 150;
+    let mut text = String::new();
+    for i in 0..N {
+        text.push_str(&format!(
+            "[program.p{i:03}]\ncommand = [\"/bin/sleep\", \"1000\"]\n"
+        ));
+    }
+    let mut init = init().file("a.toml", &text).start();
+    // `status` answers 0 once every program is up (the socket may not be there at first).
+    wait_until("every program running", DEADLINE, || {
+        (init.ctl(&["status"]).0 == 0).then_some(())
+    });
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    let out = init.output();
+    assert!(!out.contains("were dropped"), "{out}");
+    for transition in [
+        "stopped -> starting",
+        "starting -> running",
+        "running -> stopping",
+    ] {
+        assert_eq!(init.count_lines(transition), N, "{transition}: {out}");
+    }
+    assert!(out.contains("exiting with status 0"), "{out}");
+}
+
+#[test]
 fn sigusr1_reopens_a_log_file_that_was_moved_away() {
     let init = init()
         .file(

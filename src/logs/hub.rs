@@ -17,6 +17,7 @@ use super::console::{self, json_line, prefix};
 use super::dirs::Dirs;
 use super::file::FileSink;
 use super::frame::Block;
+use super::own_queue::OwnQueue;
 use super::pump;
 use super::shared::{Follower, ProgramLog, RunTaps, Shared};
 use crate::config::{Config, ConsoleMode, LogSettings, StderrMode};
@@ -66,13 +67,14 @@ async fn serve(
         dirs,
         programs: RefCell::new(HashMap::new()),
         own_file: RefCell::new(own_file),
-        own_dropped: Cell::new(0),
+        own_queue: Rc::new(OwnQueue::new()),
         followers: RefCell::new(Vec::new()),
         open_pipes: Cell::new(0),
         all_closed: watch::channel(0).0,
         config: RefCell::new(Arc::clone(&config)),
     });
     configure(&shared, config);
+    tokio::task::spawn_local(Rc::clone(&shared.own_queue).forward(shared.console.clone()));
     let mut reports: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     while let Some(cmd) = rx.recv().await {
         match cmd {
@@ -116,6 +118,8 @@ async fn serve(
         for report in reports {
             let _ = report.await;
         }
+        // The last of ctrlinit's own lines (the exit status) reach the console too.
+        shared.own_queue.flushed().await;
     };
     let _ = tokio::time::timeout(DRAIN_AT_EXIT, drained).await;
     // Pending own lines sent before Shutdown are handled above; flush by dropping.
@@ -245,7 +249,7 @@ fn own_line(shared: &Shared, level: Level, message: &str, at: SystemTime) {
         return;
     }
     let mut out = Vec::with_capacity(message.len() + 32);
-    let dropped = shared.own_dropped.get();
+    let dropped = shared.own_queue.dropped();
     let mut lines = Vec::new();
     if dropped > 0 {
         lines.push((
@@ -285,15 +289,11 @@ fn own_line(shared: &Shared, level: Level, message: &str, at: SystemTime) {
             }
         }
     }
-    // Never wait for the console here: ctrlinit's own lines are dropped (and counted) instead.
-    let chunk = console::Chunk {
+    // Never wait for the console here: the queue does, and drops (and counts) only when full.
+    shared.own_queue.push(console::Chunk {
         stderr: shared.own_to_stderr.get(),
         bytes: out,
-    };
-    match shared.console.try_send(chunk) {
-        Ok(()) => shared.own_dropped.set(0),
-        Err(_) => shared.own_dropped.set(dropped + 1),
-    }
+    });
 }
 
 fn reopen(shared: &Shared) {

@@ -18,6 +18,7 @@ pub mod file;
 pub mod frame;
 mod hub;
 mod own;
+mod own_queue;
 mod pump;
 pub mod ring;
 mod shared;

@@ -81,7 +81,8 @@ pub(super) struct Shared {
     pub(super) dirs: Dirs,
     pub(super) programs: RefCell<HashMap<String, Rc<ProgramLog>>>,
     pub(super) own_file: RefCell<Option<FileSink>>,
-    pub(super) own_dropped: Cell<u64>,
+    /// ctrlinit's own lines on their way to the console.
+    pub(super) own_queue: Rc<super::own_queue::OwnQueue>,
     pub(super) followers: RefCell<Vec<Follower>>,
     pub(super) open_pipes: Cell<usize>,
     pub(super) all_closed: watch::Sender<usize>,
