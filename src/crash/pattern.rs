@@ -3,6 +3,17 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::sys::files::read_regular;
+
+/// A kernel setting is one short line; more than this is not one.
+const SETTING_CAP: u64 = 4096;
+
+/// A `/proc/sys/kernel` setting, read with the cap every read has.
+fn kernel_setting(name: &str) -> Option<String> {
+    let bytes = read_regular(&Path::new("/proc/sys/kernel").join(name), SETTING_CAP).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Whether ctrlinit can compute a core's file name from `pattern`: only the pid (`%p`, `%P`,
 /// `%i`, `%I`), the executable's name (`%e`) and `%%` are known to it.
 fn names_predictable(pattern: &str) -> bool {
@@ -30,8 +41,7 @@ pub enum CorePattern {
 impl CorePattern {
     /// Reads the kernel's pattern.
     pub fn read() -> Self {
-        let raw = std::fs::read_to_string("/proc/sys/kernel/core_pattern")
-            .unwrap_or_else(|_| "core".into());
+        let raw = kernel_setting("core_pattern").unwrap_or_else(|| "core".into());
         Self::parse(raw.trim())
     }
 
@@ -102,7 +112,7 @@ impl CorePattern {
 
 /// Whether the kernel appends `.PID` to core file names.
 pub fn core_uses_pid() -> bool {
-    std::fs::read_to_string("/proc/sys/kernel/core_uses_pid").is_ok_and(|s| s.trim() == "1")
+    kernel_setting("core_uses_pid").is_some_and(|s| s.trim() == "1")
 }
 
 /// Renames the core a crashed process just dumped to a name of its own, at reap time, before
