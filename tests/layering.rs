@@ -294,7 +294,7 @@ fn the_checker_sees_imports() {
     let runner = of("supervisor::runner");
     for expected in [
         "supervisor::core",
-        "supervisor::probes",
+        "supervisor::checks::readiness",
         "sys::reap",
         "model::protocol",
     ] {

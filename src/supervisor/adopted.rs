@@ -10,7 +10,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 use tracing::debug;
 
-use super::check_events::ProbeEvent;
+use super::checks::events::ProbeEvent;
 use super::core::{Core, Input};
 use crate::model::{Exit, ProgramId};
 use crate::sys::init::group_exists;

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
+use super::super::checks::health::CheckResult;
 use super::super::core::{Action, Input};
-use super::super::health::CheckResult;
-use super::super::notify_message::NotifyMessage;
+use super::super::notify::message::NotifyMessage;
 use super::{FAIL, Sim, svc};
 use crate::config::{
     Condition, HealthProbe, HealthSettings, OnHealthFailure, ProgramSpec, ReadyCheck, ReadyProbe,

@@ -1,30 +1,23 @@
 //! Supervision: the pure lifecycle and restart policy ([`core`], [`policy`], [`program`],
 //! [`transitions`], with its words in [`notices`]) and the owner loop that carries out its
 //! decisions ([`runner`]), with the rooms it delegates to: [`launch`] (starting processes),
-//! [`probes`] (every readiness check), [`control`] (requests and their answers).
+//! [`checks`] (every readiness, liveness and external check), [`notify`] (sd_notify in and out), [`control`] (requests and their answers).
 
 mod adopted;
-mod check_events;
-mod check_io;
+pub mod checks;
 pub mod control;
 pub mod core;
 pub mod events;
-pub mod health;
-mod health_checks;
-mod http_get;
 mod idle;
 mod launch;
 pub mod notices;
-mod notify_intake;
-pub mod notify_message;
+pub mod notify;
 pub mod policy;
-mod probes;
 pub mod program;
 pub mod runner;
 pub mod telemetry;
 mod tracking;
 pub mod transitions;
-mod upward;
 mod wiring;
 
 pub use self::core::{Action, Core, Input, Level, Notice};

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicU64;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::check_events::ProbeEvent;
+use super::checks::events::ProbeEvent;
 use crate::config::{HealthProbe, ProgramSpec, ReadyProbe};
 use crate::logs::{LineWatch, Taps};
 use crate::model::ProgramId;

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use super::{Action, Core, Level};
 use crate::config::{OnHealthFailure, ReadyProbe};
-use crate::supervisor::health::{CheckResult, Health, HealthStatus};
+use crate::supervisor::checks::health::{CheckResult, Health, HealthStatus};
 use crate::supervisor::notices;
-use crate::supervisor::notify_message::NotifyMessage;
+use crate::supervisor::notify::message::NotifyMessage;
 use crate::supervisor::program::{After, Phase, Stopping};
 
 impl Core {

@@ -37,9 +37,9 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use super::health::CheckResult;
+use super::checks::health::CheckResult;
 use super::notices;
-use super::notify_message::NotifyMessage;
+use super::notify::message::NotifyMessage;
 use super::program::{Phase, Program, Stopping, Target};
 use crate::config::graph::Graph;
 use crate::config::{Config, InitSettings};

@@ -21,16 +21,16 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
-use super::check_events::ProbeEvent;
-use super::check_io;
-use super::core::{Core, Input};
+use super::events::ProbeEvent;
 use super::health::CheckResult;
 use super::http_get::fmt_secs;
-use super::launch::Launcher;
-use super::program::Phase;
-use super::wiring::Evidence;
+use super::in_process;
 use crate::config::{HealthProbe, HealthSettings, ProgramSpec};
 use crate::model::{Exit, ProgramId};
+use crate::supervisor::core::{Core, Input};
+use crate::supervisor::launch::Launcher;
+use crate::supervisor::program::Phase;
+use crate::supervisor::wiring::Evidence;
 use crate::sys::init::signal_group;
 use crate::sys::stamps::Baseline;
 
@@ -108,7 +108,7 @@ impl HealthChecks {
                 let taps = Taps {
                     heartbeat: evidence.heartbeat.take(),
                     activity: evidence.activity.clone(),
-                    ready_ms: check_io::epoch_ms(),
+                    ready_ms: in_process::epoch_ms(),
                 };
                 tokio::spawn(in_process(probe, settings, taps, id, run, tx))
             }
@@ -281,13 +281,13 @@ async fn in_process(
     loop {
         ticks.tick().await;
         let result = match &probe {
-            HealthProbe::Tcp(addr) => check_io::tcp(*addr, settings.timeout).await,
-            HealthProbe::Http(target) => check_io::http(target, settings.timeout).await,
+            HealthProbe::Tcp(addr) => in_process::tcp(*addr, settings.timeout).await,
+            HealthProbe::Http(target) => in_process::http(target, settings.timeout).await,
             HealthProbe::Heartbeat { path, max_age } => {
-                check_io::heartbeat(path, *max_age, taps.heartbeat.as_ref())
+                in_process::heartbeat(path, *max_age, taps.heartbeat.as_ref())
             }
             HealthProbe::Silence(limit) => match &taps.activity {
-                Some(a) => check_io::silence(a, taps.ready_ms, *limit),
+                Some(a) => in_process::silence(a, taps.ready_ms, *limit),
                 None => return,
             },
             HealthProbe::Exec(_) => return,

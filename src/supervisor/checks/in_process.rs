@@ -10,8 +10,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::health::CheckResult;
 use super::http_get::{self, fmt_secs, os_words};
-use super::notices::fmt_duration;
 use crate::config::HttpTarget;
+use crate::supervisor::notices::fmt_duration;
 use crate::sys::stamps::{Baseline, stamp};
 
 /// A TCP connect within `timeout`.

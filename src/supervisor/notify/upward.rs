@@ -5,9 +5,9 @@
 
 use tracing::debug;
 
-use super::core::Core;
-use super::program::{Phase, Target};
 use crate::config::Kind;
+use crate::supervisor::core::Core;
+use crate::supervisor::program::{Phase, Target};
 
 /// What has been told to ctrlinit's own supervisor.
 pub(crate) struct Upward {

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use tokio::io::unix::AsyncFd;
 use tracing::debug;
 
-use super::core::{Core, Input};
-use super::notify_message::NotifyMessage;
+use super::message::NotifyMessage;
 use crate::model::ProgramId;
+use crate::supervisor::core::{Core, Input};
 use crate::sys::notify_socket::NotifySocket;
 use crate::sys::procs;
 

@@ -22,14 +22,14 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 use tracing::debug;
 
-pub(crate) use super::check_events::ProbeEvent;
-use super::check_io;
-use super::core::{Core, Input};
-use super::launch::Launcher;
-use super::program::Phase;
-use super::wiring::Evidence;
+pub(crate) use super::events::ProbeEvent;
+use super::in_process;
 use crate::config::{HttpTarget, ProgramSpec, ReadyProbe};
 use crate::model::{Exit, ProgramId};
+use crate::supervisor::core::{Core, Input};
+use crate::supervisor::launch::Launcher;
+use crate::supervisor::program::Phase;
+use crate::supervisor::wiring::Evidence;
 use crate::sys::init::signal_group;
 use crate::sys::stamps::Baseline;
 use std::os::fd::OwnedFd;
@@ -283,7 +283,7 @@ async fn http(
     // Each try may take as long as the pause between tries, and at least a second.
     let timeout = interval.max(Duration::from_secs(1));
     loop {
-        if check_io::http(&target, timeout).await.passed {
+        if in_process::http(&target, timeout).await.passed {
             let _ = tx.send(ProbeEvent::Passed { id, run });
             return;
         }
@@ -301,7 +301,7 @@ async fn file(
     tx: UnboundedSender<ProbeEvent>,
 ) {
     loop {
-        if check_io::fresh_file(&path, baseline.as_ref()) {
+        if in_process::fresh_file(&path, baseline.as_ref()) {
             let _ = tx.send(ProbeEvent::Passed { id, run });
             return;
         }
@@ -334,7 +334,7 @@ async fn pid_file(
     tx: UnboundedSender<ProbeEvent>,
 ) {
     loop {
-        if check_io::fresh_file(&path, baseline.as_ref())
+        if in_process::fresh_file(&path, baseline.as_ref())
             && let Some(pid) = read_pid(&path)
         {
             let _ = tx.send(ProbeEvent::PidFile { id, run, pid });
