@@ -94,7 +94,10 @@ fn write(layout: &Layout, notes: &mut Vec<Note>) -> (Vec<super::toml_out::OutFil
             continue;
         };
         let carrier = taken.take(&super::names::program_name(&format!("{name}-down"), 0));
+        // A completed oneshot holds nothing up on the way down: the carrier waits for what
+        // the oneshot waited for, so that it stops (and runs `down`) before those stop.
         let mut deps = vec![name.clone()];
+        deps.extend(order.deps[i].iter().filter_map(|&d| names[d].clone()));
         deps.extend(extra[i].iter().filter(|d| !d.ends_with("-down")).cloned());
         for (j, e) in extra.iter_mut().enumerate() {
             if order.deps[j].contains(&i) {
@@ -141,7 +144,7 @@ fn general_notes(layout: &Layout, programs: usize, notes: &mut Vec<Note>) {
     if commands.clone().any(|c| c.contenv) {
         notes.push(Note::general(
             "with-contenv",
-            "scripts run by with-contenv (#!/command/with-contenv sh, #!/usr/bin/with-contenv bash) run through their interpreter instead: ctrlinit passes its environment, the container's, to every program",
+            "scripts started by with-contenv (#!/command/with-contenv sh, #!/usr/bin/with-contenv bash) run through their interpreter instead, and execline chains without it: ctrlinit passes its environment, the container's, to every program",
             "",
         ));
     }

@@ -48,8 +48,6 @@ pub struct Unit {
     pub down_signal: Option<String>,
     /// What it depends on (s6 names: units, bundles, s6-overlay's own).
     pub deps: Vec<String>,
-    /// Its logger, not imported (ctrlinit logs the output itself).
-    pub logger: Option<String>,
 }
 
 impl Unit {
@@ -70,7 +68,6 @@ impl Unit {
             timeout_kill: None,
             down_signal: None,
             deps: Vec::new(),
-            logger: None,
         }
     }
 }

@@ -77,6 +77,7 @@ pub fn resolve(layout: &Layout) -> Order {
         order.unknown[i] = unknown;
         order.autostart[i] = u.autostart;
     }
+    reduce(&mut order.deps);
     if let Some(user) = &layout.user {
         let mut started = vec![false; n];
         let mut todo = Vec::new();
@@ -100,6 +101,31 @@ pub fn resolve(layout: &Layout) -> Order {
     order
 }
 
+/// Leaves out each dependency another dependency already waits for (directly or not), so a
+/// chain reads as a chain: s6-overlay's `-end` markers expand to many names otherwise.
+fn reduce(deps: &mut [Vec<usize>]) {
+    let reach = |from: usize, deps: &[Vec<usize>]| -> Vec<bool> {
+        let mut seen = vec![false; deps.len()];
+        let mut todo = deps[from].clone();
+        while let Some(i) = todo.pop() {
+            if !std::mem::replace(&mut seen[i], true) {
+                todo.extend(&deps[i]);
+            }
+        }
+        seen
+    };
+    for i in 0..deps.len() {
+        let through: Vec<Vec<bool>> = deps[i].iter().map(|&d| reach(d, deps)).collect();
+        let keep: Vec<usize> = deps[i]
+            .iter()
+            .enumerate()
+            .filter(|&(k, &d)| !through.iter().enumerate().any(|(j, r)| j != k && r[d]))
+            .map(|(_, &d)| d)
+            .collect();
+        deps[i] = keep;
+    }
+}
+
 struct Resolver<'a> {
     layout: &'a Layout,
     last_init: Option<usize>,
@@ -114,7 +140,14 @@ impl Resolver<'_> {
         }
         match name {
             "base" | "legacy-cont-init" | "fix-attrs" => out.extend(self.last_init),
-            "legacy-services" => out.extend(self.services),
+            // s6-overlay's legacy-services starts services.d once base and the user bundle are up.
+            "legacy-services" => {
+                out.extend(self.services);
+                out.extend(self.last_init);
+                for n in self.layout.user.iter().flatten() {
+                    self.add(n, depth + 1, out, unknown);
+                }
+            }
             "user" => {
                 for n in self.layout.user.iter().flatten() {
                     self.add(n, depth + 1, out, unknown);

@@ -185,6 +185,22 @@ pub fn command_line(
                 c.env.splice(0..0, chain.env);
                 return Ok(Some(c));
             }
+            if let Some(missing) = first
+                .strip_prefix("/")
+                .ok()
+                .filter(|r| matches!(tree.kind(r), Ok(None)))
+            {
+                notes.push(Note::at(
+                    &shown,
+                    1,
+                    "up",
+                    format!(
+                        "it runs /{}, which is not under this root (the image build adds it?)",
+                        missing.display()
+                    ),
+                    "check that the image has it",
+                ));
+            }
             Ok(Some(Command {
                 words: chain.words,
                 user: chain.user,

@@ -60,7 +60,13 @@ pub fn longrun(
         ));
     }
     if tree.is_dir(&dir.join("log")) {
-        unit.logger = Some(tree.shown(&dir.join("log")).display().to_string());
+        notes.push(Note::at(
+            &tree.shown(&dir.join("log")),
+            1,
+            "log",
+            format!("{name}'s logger is not imported: ctrlinit reads {name}'s output itself (the console and <log_dir>/{name}.log)"),
+            format!("set [program.{name}.log] max_size and keep for the rotation s6-log did"),
+        ));
     }
     Some(unit)
 }

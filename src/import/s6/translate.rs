@@ -105,6 +105,9 @@ pub fn unit_table(
         .collect();
     if !deps.is_empty() {
         let why = match u.origin {
+            _ if order.deps[i].is_empty() => {
+                "only so that it stops before the shutdown work (see that program's comment)"
+            }
             Origin::ContInit => "cont-init.d scripts ran one after another, in name order",
             Origin::Services => {
                 "services.d started once cont-init.d (and the s6-rc user bundle) were done"

@@ -181,20 +181,40 @@ fn names(tree: &mut Tree, dir: &Path, what: &str, notes: &mut Vec<Note>) -> Vec<
 fn loggers(layout: &mut Layout, tree: &mut Tree, notes: &mut Vec<Note>) {
     let mut taken: Vec<(String, String, PathBuf)> = Vec::new();
     for u in &layout.units {
-        let rel: PathBuf = Path::new(DIR).join(&u.name).join("consumer-for");
-        if let Ok(Some(_)) = tree.kind(&rel)
-            && let Ok(Contents::Text(t)) = tree.read(&rel)
+        let dir = Path::new(DIR).join(&u.name);
+        if let Ok(Some(_)) = tree.kind(&dir.join("consumer-for"))
+            && let Ok(Contents::Text(t)) = tree.read(&dir.join("consumer-for"))
             && let Some(producer) = t.split_whitespace().next()
         {
             taken.push((u.name.clone(), producer.to_string(), u.at.clone()));
         }
     }
+    // A pipeline's name is a bundle of its services: here, the producer.
+    for (logger, producer, at) in &taken {
+        let file = Path::new(DIR).join(logger).join("pipeline-name");
+        if let Ok(Some(_)) = tree.kind(&file)
+            && let Ok(Contents::Text(t)) = tree.read(&file)
+            && let Some(name) = t.split_whitespace().next()
+        {
+            layout
+                .bundles
+                .push((name.to_string(), vec![producer.clone()], at.clone()));
+        }
+    }
     for (logger, producer, at) in taken {
+        // What the logger waited for, the pipeline (here its producer) waits for.
+        let logger_deps: Vec<String> = layout
+            .units
+            .iter()
+            .filter(|u| u.name == logger)
+            .flat_map(|u| u.deps.clone())
+            .collect();
         layout.units.retain(|u| u.name != logger);
+        if let Some(p) = layout.units.iter_mut().find(|u| u.name == producer) {
+            p.deps
+                .extend(logger_deps.into_iter().filter(|d| *d != producer));
+        }
         for u in &mut layout.units {
-            if u.name == producer {
-                u.logger = Some(at.display().to_string());
-            }
             for d in &mut u.deps {
                 if *d == logger {
                     *d = producer.clone();
