@@ -213,17 +213,27 @@ fn an_imported_layout_runs_in_s6_overlays_order_up_and_down() {
         "up in s6-overlay's order: cont-init.d, the user bundle by its dependencies (db ready by its notification fd before migrate), then services.d"
     );
     // execline's `export APP_MODE demo` and `cd /` became env and workdir.
-    let app = init.program_json("app");
-    assert!(app["state"] == "running", "{app}");
+    let ns_pid = init.pid_of("app").expect("app runs") as i32;
+    let pid = host_pid(&init, ns_pid).expect("app's host pid");
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    assert!(
+        environ.split(|&b| b == 0).any(|v| v == b"APP_MODE=demo"),
+        "app's environment has APP_MODE=demo"
+    );
+    assert_eq!(
+        std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap(),
+        Path::new("/")
+    );
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+    assert_eq!(
+        comm.trim(),
+        "sleep",
+        "the chain's program itself, no execlineb"
+    );
     init.signal("TERM");
     assert_eq!(init.wait_exit(DEADLINE), 0, "{}", init.output());
     let lines = file_lines(&facts);
-    let at = |l: &str| {
-        lines
-            .iter()
-            .position(|x| x == l)
-            .unwrap_or_else(|| panic!("{l:?} in {lines:?}"))
-    };
+    let at = |l: &str| line_at(&lines, l);
     // ticker's down-signal is SIGINT: its finish script got s6's arguments, 256 and 2.
     assert!(at("ticker finished 256 2") > at("ticker"), "{lines:?}");
     // Down in reverse: migrate's down before db stops, cont-finish.d last of all.
@@ -278,12 +288,7 @@ fn the_linuxserver_v3_base_image_boots_its_init_chain_in_order() {
         "svc-cron=running",
     ]);
     let lines = file_lines(&facts);
-    let at = |l: &str| {
-        lines
-            .iter()
-            .position(|x| x == l)
-            .unwrap_or_else(|| panic!("{l:?} in {lines:?}"))
-    };
+    let at = |l: &str| line_at(&lines, l);
     let chain = [
         "init-adduser",
         "init-device-perms",
@@ -312,6 +317,14 @@ fn the_linuxserver_v3_base_image_boots_its_init_chain_in_order() {
     }
     // user2's ci-service-check (depends on legacy-services) ends the boot, as its echo says.
     init.wait_for_line("[ls.io-init] done.");
+}
+
+/// Where line `l` is in `lines` (it must be there).
+fn line_at(lines: &[String], l: &str) -> usize {
+    lines
+        .iter()
+        .position(|x| x == l)
+        .unwrap_or_else(|| panic!("{l:?} in {lines:?}"))
 }
 
 #[test]

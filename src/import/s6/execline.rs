@@ -134,7 +134,7 @@ fn quoted(
 /// `text` as a [`Chain`], or the reason it needs execlineb (the word that stops it).
 pub fn simple(text: &str) -> Result<Chain, String> {
     let words = words(text)?;
-    if words.iter().any(|w| w == "{" || w == "}" || w == "") {
+    if words.iter().any(|w| w == "{" || w == "}" || w.is_empty()) {
         return Err("a { } block".into());
     }
     if let Some(w) = words.iter().find(|w| w.contains('$')) {

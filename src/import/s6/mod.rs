@@ -173,35 +173,3 @@ fn general_notes(layout: &Layout, programs: usize, notes: &mut Vec<Note>) {
         "copy etc/ into the image as before, then check with `ctrlinit check --strict` there",
     ));
 }
-
-/// The names in directory `rel`; nothing when it is missing; a note when it cannot be listed,
-/// and for each name that is not UTF-8.
-pub fn list_or_note(tree: &mut Tree, rel: &Path, notes: &mut Vec<Note>) -> Vec<String> {
-    if !tree.is_dir(rel) {
-        return Vec::new();
-    }
-    match tree.list(rel) {
-        Ok((names, odd)) => {
-            for o in odd {
-                notes.push(Note::at(
-                    &tree.shown(rel),
-                    1,
-                    "name",
-                    format!("{o:?} is not a UTF-8 name: left out"),
-                    "rename it",
-                ));
-            }
-            names
-        }
-        Err(e) => {
-            notes.push(Note::at(
-                &tree.shown(rel),
-                1,
-                "directory",
-                format!("{e}: left out"),
-                "",
-            ));
-            Vec::new()
-        }
-    }
-}

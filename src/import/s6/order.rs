@@ -92,9 +92,9 @@ pub fn resolve(layout: &Layout) -> Order {
                 r.add_all(d, 0, &mut todo);
             }
         }
-        for i in 0..n {
-            if layout.units[i].origin == Origin::Rc {
-                order.autostart[i] = started[i];
+        for ((u, auto), started) in layout.units.iter().zip(&mut order.autostart).zip(started) {
+            if u.origin == Origin::Rc {
+                *auto = started;
             }
         }
     }

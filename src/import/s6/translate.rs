@@ -26,7 +26,7 @@ pub fn words(w: &[String]) -> Val {
 
 /// Milliseconds as a duration (`"5s"`, `"1500ms"`).
 pub fn millis(ms: u64) -> Val {
-    Val::Str(if ms % 1000 == 0 {
+    Val::Str(if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")

@@ -8,6 +8,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::import::Note;
 use crate::sys::files::{ReadError, read_regular};
 
 /// The most a file of the layout may hold (scripts, one-line settings).
@@ -167,6 +168,38 @@ impl Tree {
         names.sort();
         odd.sort();
         Ok((names, odd))
+    }
+
+    /// The names in directory `rel`; nothing when it is missing; a note when it cannot be listed,
+    /// and for each name that is not UTF-8.
+    pub fn list_or_note(&mut self, rel: &Path, notes: &mut Vec<Note>) -> Vec<String> {
+        if !self.is_dir(rel) {
+            return Vec::new();
+        }
+        match self.list(rel) {
+            Ok((names, odd)) => {
+                for o in odd {
+                    notes.push(Note::at(
+                        &self.shown(rel),
+                        1,
+                        "name",
+                        format!("{o:?} is not a UTF-8 name: left out"),
+                        "rename it",
+                    ));
+                }
+                names
+            }
+            Err(e) => {
+                notes.push(Note::at(
+                    &self.shown(rel),
+                    1,
+                    "directory",
+                    format!("{e}: left out"),
+                    "",
+                ));
+                Vec::new()
+            }
+        }
     }
 
     /// The contents of file `rel`, within the caps.

@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use super::model::{Layout, Origin, Unit};
+use super::script;
 use super::servicedir;
 use super::tree::{Contents, Kind, Tree};
-use super::{list_or_note, script};
 use crate::import::{InputError, Note};
 
 /// The v2 directories under ROOT that exist.
@@ -41,7 +41,7 @@ pub fn read(
             )),
         }
     }
-    for name in list_or_note(tree, Path::new(DIRS[1]), notes) {
+    for name in tree.list_or_note(Path::new(DIRS[1]), notes) {
         let dir = Path::new(DIRS[1]).join(&name);
         if !tree.is_dir(&dir) {
             continue;
@@ -70,7 +70,7 @@ pub fn read(
 
 /// The regular files of a scripts directory, in name order.
 fn scripts(tree: &mut Tree, dir: &Path, notes: &mut Vec<Note>) -> Vec<String> {
-    list_or_note(tree, dir, notes)
+    tree.list_or_note(dir, notes)
         .into_iter()
         .filter(|n| matches!(tree.kind(&dir.join(n)), Ok(Some(Kind::File))))
         .collect()

@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use super::model::{Layout, Origin, Unit};
+use super::script;
 use super::servicedir::{self, exists, number, word};
 use super::tree::{Contents, Tree};
-use super::{list_or_note, script};
 use crate::import::{InputError, Note};
 
 /// The v3 source directory under ROOT.
@@ -27,31 +27,13 @@ pub fn read(
 ) {
     let (mut user, mut user2) = (Vec::new(), Vec::new());
     let mut found_user = false;
-    for name in list_or_note(tree, Path::new(DIR), notes) {
+    for name in tree.list_or_note(Path::new(DIR), notes) {
         let dir = Path::new(DIR).join(&name);
         if !tree.is_dir(&dir) {
             continue;
         }
-        let kind = match word(tree, &dir.join("type"), errors) {
-            Some(k) => k,
-            None if exists(tree, &dir.join("type")) => continue,
-            // No type: a piece of a definition the base image completes (an image adds to the
-            // base's `user` bundle, or dependencies to one of its services).
-            None if tree.is_dir(&dir.join("contents.d")) => "bundle".to_string(),
-            None => {
-                let deps = names(tree, &dir, "dependencies", notes);
-                notes.push(Note::at(
-                    &tree.shown(&dir),
-                    1,
-                    "type",
-                    format!(
-                        "no type file: a piece of {name}, which this root does not define (the base image's?){}; not imported",
-                        if deps.is_empty() { String::new() } else { format!(" — it makes {name} wait for {}", deps.join(", ")) }
-                    ),
-                    format!("import a root holding the base image's s6-rc.d too, or write [program.{name}] by hand"),
-                ));
-                continue;
-            }
+        let Some(kind) = unit_type(tree, &dir, &name, notes, errors) else {
+            continue;
         };
         match kind.as_str() {
             "bundle" => {
@@ -111,6 +93,39 @@ pub fn read(
     loggers(layout, tree, notes);
 }
 
+/// The `type` of the source directory `dir`; `None` (said) when there is none to import.
+fn unit_type(
+    tree: &mut Tree,
+    dir: &Path,
+    name: &str,
+    notes: &mut Vec<Note>,
+    errors: &mut Vec<InputError>,
+) -> Option<String> {
+    match word(tree, &dir.join("type"), errors) {
+        Some(k) => Some(k),
+        None if exists(tree, &dir.join("type")) => None,
+        // No type: a piece of a definition the base image completes (an image adds to the
+        // base's `user` bundle, or dependencies to one of its services).
+        None if tree.is_dir(&dir.join("contents.d")) => Some("bundle".to_string()),
+        None => {
+            let deps = names(tree, dir, "dependencies", notes);
+            let waits = if deps.is_empty() {
+                String::new()
+            } else {
+                format!(" — it makes {name} wait for {}", deps.join(", "))
+            };
+            notes.push(Note::at(
+                &tree.shown(dir),
+                1,
+                "type",
+                format!("no type file: a piece of {name}, which this root does not define (the base image's?){waits}; not imported"),
+                format!("import a root holding the base image's s6-rc.d too, or write [program.{name}] by hand"),
+            ));
+            None
+        }
+    }
+}
+
 /// A oneshot: its `up` and `down` command lines and its settings.
 fn oneshot(
     tree: &mut Tree,
@@ -152,7 +167,7 @@ fn oneshot(
 fn names(tree: &mut Tree, dir: &Path, what: &str, notes: &mut Vec<Note>) -> Vec<String> {
     let d = dir.join(format!("{what}.d"));
     if tree.is_dir(&d) {
-        return list_or_note(tree, &d, notes);
+        return tree.list_or_note(&d, notes);
     }
     let f = dir.join(what);
     match tree.read(&f) {
