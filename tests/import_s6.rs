@@ -319,6 +319,59 @@ fn the_linuxserver_v3_base_image_boots_its_init_chain_in_order() {
     init.wait_for_line("[ls.io-init] done.");
 }
 
+#[test]
+fn the_linuxserver_v2_image_runs_cont_init_d_in_name_order_then_its_services() {
+    // linuxserver/docker-baseimage-alpine-nginx before v3: seven cont-init.d scripts and three
+    // services.d services, all `#!/usr/bin/with-contenv bash`. Each script says its name
+    // instead of configuring the image; the services sleep.
+    let edit = |path: &Path, text: String| -> String {
+        let shebang = text.lines().next().unwrap_or("#!/bin/sh").to_string();
+        let in_services = path
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .ends_with("services.d");
+        if in_services {
+            let name = path
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            return format!("{shebang}\necho {name} >> \"$OUT\"\nexec sleep 1000\n");
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        format!("{shebang}\necho {name} >> \"$OUT\"\n")
+    };
+    let (tmp, _image, out) = imported_copy(&base().join("inputs"), "lsio-alpine-nginx-v2", &edit);
+    let facts = tmp.path().join("facts");
+    let init = init()
+        .config_dir(&out)
+        .env("OUT", facts.to_str().unwrap())
+        .start();
+    init.wait_states(&["nginx=running", "php-fpm=running", "cron=running"]);
+    let lines = wait_for_lines_in(&facts, 10);
+    let scripts = [
+        "11-folders",
+        "12-samples",
+        "13-nginx",
+        "14-php",
+        "15-keygen",
+        "20-permissions",
+        "85-version-checks",
+    ];
+    assert_eq!(
+        lines[..7],
+        scripts,
+        "cont-init.d one after another, in name order"
+    );
+    let mut services = lines[7..].to_vec();
+    services.sort();
+    assert_eq!(services, ["cron", "nginx", "php-fpm"], "then services.d");
+}
+
 /// Where line `l` is in `lines` (it must be there).
 fn line_at(lines: &[String], l: &str) -> usize {
     lines
