@@ -175,11 +175,13 @@ pub fn command_line(
     match execline::simple(&text) {
         Ok(chain) => {
             let first = Path::new(&chain.words[0]);
-            let inner = first.strip_prefix("/").ok().filter(|r| {
-                chain.words.len() == 1 && matches!(tree.kind(r), Ok(Some(super::tree::Kind::File)))
-            });
+            let inner = first
+                .strip_prefix("/")
+                .ok()
+                .filter(|r| matches!(tree.kind(r), Ok(Some(super::tree::Kind::File))));
             if let Some(inner) = inner.map(Path::to_path_buf) {
                 let mut c = command(tree, &inner, notes)?;
+                c.words.extend(chain.words[1..].iter().cloned());
                 c.user = c.user.or(chain.user);
                 c.workdir = c.workdir.or(chain.workdir);
                 c.env.splice(0..0, chain.env);
@@ -292,6 +294,7 @@ mod tests {
             ),
             ("c/finish", "#!/bin/sh\necho \"$1\" > /tmp/x\n", 0o644),
             ("d/up", "/a/run\n", 0o644),
+            ("e/up", "with-contenv /a/run --once\n", 0o644),
         ]);
         let mut notes = Vec::new();
         let a = command(&mut t, Path::new("a/run"), &mut notes).unwrap();
@@ -310,6 +313,10 @@ mod tests {
             ["bash", "/a/run"],
             "the script it names, through its interpreter"
         );
+        let e = command_line(&mut t, Path::new("e/up"), &mut notes)
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.words, ["bash", "/a/run", "--once"], "and its arguments");
     }
 
     #[test]
