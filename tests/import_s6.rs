@@ -372,6 +372,46 @@ fn the_linuxserver_v2_image_runs_cont_init_d_in_name_order_then_its_services() {
     assert_eq!(services, ["cron", "nginx", "php-fpm"], "then services.d");
 }
 
+#[test]
+fn a_failing_cont_init_d_script_runs_once_and_stops_the_container() {
+    // What the import writes for S6_BEHAVIOUR_IF_STAGE2_FAILS: run once, stop on failure.
+    let src = tempfile::tempdir().unwrap();
+    let etc = src.path().join("fail/etc");
+    std::fs::create_dir_all(etc.join("cont-init.d")).unwrap();
+    std::fs::create_dir_all(etc.join("services.d/web")).unwrap();
+    for (file, text) in [
+        (
+            "cont-init.d/10-fail",
+            "#!/bin/sh\necho run >> \"$OUT\"\nexit 3\n",
+        ),
+        ("services.d/web/run", "#!/bin/sh\nexec sleep 1000\n"),
+    ] {
+        std::fs::write(etc.join(file), text).unwrap();
+        std::fs::set_permissions(
+            etc.join(file),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    let (tmp, _image, out) = imported_copy(src.path(), "fail", &|_, t| t);
+    let facts = tmp.path().join("facts");
+    let mut init = init()
+        .config_dir(&out)
+        .env("OUT", facts.to_str().unwrap())
+        .start();
+    assert_eq!(init.wait_exit(DEADLINE), 75, "{}", init.output());
+    assert!(
+        init.output().contains("10-fail: starting -> exhausted"),
+        "{}",
+        init.output()
+    );
+    assert_eq!(file_lines(&facts), ["run"], "once");
+    assert!(
+        !init.output().contains("web: waiting -> starting"),
+        "web never started"
+    );
+}
+
 /// Where line `l` is in `lines` (it must be there).
 fn line_at(lines: &[String], l: &str) -> usize {
     lines
