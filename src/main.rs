@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ctrlinit::cli::args::{Cli, Command};
+use ctrlinit::cli::args::{Cli, Command, ImportFrom};
 use ctrlinit::cli::check::render_start_order;
 use ctrlinit::cli::{ctl, graph};
 use std::sync::Arc;
@@ -29,9 +29,10 @@ fn main() -> ExitCode {
         Some(Command::Run { ref main }) => run_init(&cli, main.clone()),
         Some(Command::Check { ref main, strict }) => check(&cli, main.clone(), strict),
         Some(Command::Import {
+            from,
             ref input,
             ref output,
-        }) => import(input, output.as_deref()),
+        }) => import(from, input, output.as_deref()),
         Some(ref cmd) => ExitCode::from(client(&cli, cmd)),
     }
 }
@@ -145,9 +146,13 @@ fn check(cli: &Cli, main: Vec<String>, strict: bool) -> ExitCode {
 
 /// `ctrlinit import`: 0 imported (notes or not), 1 the output could not be written, 2 the input
 /// could not be read or parsed.
-fn import(input: &std::path::Path, output: Option<&std::path::Path>) -> ExitCode {
+fn import(from: ImportFrom, input: &std::path::Path, output: Option<&std::path::Path>) -> ExitCode {
     use ctrlinit::import;
-    let imported = match import::import(input) {
+    let imported = match from {
+        ImportFrom::Supervisord => import::import(input),
+        ImportFrom::S6Overlay => import::s6::import(input),
+    };
+    let imported = match imported {
         Ok(i) => i,
         Err(errors) => {
             let n = errors.len();

@@ -158,16 +158,31 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "dot")]
         format: Format,
     },
-    /// Translate a supervisord configuration (and the files it includes) into ctrlinit's: one
-    /// TOML file per program or group, and a report on stderr of what is not carried over
-    /// exactly (exit 0 imported, 1 output not written, 2 input unreadable or invalid).
+    /// Translate a supervisord configuration (and the files it includes), or an s6-overlay
+    /// layout (`--from s6-overlay ROOT`), into ctrlinit's: TOML files, and a report on stderr
+    /// of what is not carried over exactly (exit 0 imported, 1 output not written, 2 input
+    /// unreadable or invalid).
     Import {
-        /// The supervisord configuration file (supervisord.conf).
+        /// What the input is.
+        #[arg(long, value_enum, default_value = "supervisord")]
+        from: ImportFrom,
+        /// The supervisord configuration file (supervisord.conf), or the root directory holding
+        /// the s6-overlay layout's etc/ (an image's root, or a repository's root/ folder).
         input: PathBuf,
         /// Write the files into this directory (created if missing) instead of printing them.
         #[arg(short, long, value_name = "DIR")]
         output: Option<PathBuf>,
     },
+}
+
+/// What `ctrlinit import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFrom {
+    /// A supervisord.conf and the files it includes.
+    Supervisord,
+    /// An s6-overlay layout (v2 or v3) under a root directory.
+    #[value(name = "s6-overlay")]
+    S6Overlay,
 }
 
 /// Arguments of start, stop and restart.

@@ -34,6 +34,7 @@ pub mod read;
 pub mod report;
 pub mod restart;
 pub mod rounds;
+pub mod s6;
 pub mod scope;
 pub mod sections;
 pub mod shlex;
