@@ -79,10 +79,11 @@ build_holder_image() {
     docker build --quiet --tag "$tag" "$ctx" >/dev/null
 }
 
-# answers CONTAINER PORT: a request from inside CONTAINER's network namespace (the holder's,
-# whichever it is now) to 127.0.0.1:PORT gets the dependent's page.
+# docker_answers CONTAINER PORT: a request from inside CONTAINER's network namespace (the holder's,
+# whichever it is now) to 127.0.0.1:PORT gets the dependent's page. (No `wget -T`: Debian's static
+# busybox 1.35 segfaults with it; the host's timeout bounds the request instead.)
 docker_answers() {
-    docker exec "$1" /bin/busybox wget -q -T 1 -O - "http://127.0.0.1:$2/" 2>/dev/null | grep -q answer
+    timeout 10 docker exec "$1" /bin/busybox wget -q -O - "http://127.0.0.1:$2/" 2>/dev/null | grep -q answer
 }
 
 started_ms() { ms_of "$(docker inspect -f '{{.State.StartedAt}}' "$1")"; }
@@ -133,7 +134,7 @@ docker_scenario() {
         test "$(docker inspect -f '{{.State.StartedAt}}' "$P-watched")" != "$before_w"
     # The unwatched one: its holder is back (and answers on its own port) while it stays in the
     # old namespace with lo only; give it the watched one's time again and more.
-    wait_for 60 sh -c "docker exec $P-holder-unwatched /bin/busybox wget -q -T 1 -O - http://127.0.0.1:8081/ >/dev/null 2>&1" || true
+    wait_for 60 sh -c "timeout 10 docker exec $P-holder-unwatched /bin/busybox wget -q -O - http://127.0.0.1:8081/ >/dev/null 2>&1" || true
     if wait_for $(((t1 - t0) / 1000 + 10)) docker_answers "$P-holder-unwatched" 8080; then
         fail "docker: the unwatched dependent answered again (expected it to stay offline)"
     else
@@ -168,7 +169,7 @@ podman_usable() {
 }
 
 pod_answers() {
-    podman exec "$P-pod-infra-probe" /bin/busybox wget -q -T 1 -O - "http://127.0.0.1:8080/" 2>/dev/null | grep -q answer
+    timeout 10 podman exec "$P-pod-infra-probe" /bin/busybox wget -q -O - "http://127.0.0.1:8080/" 2>/dev/null | grep -q answer
 }
 
 podman_scenario() {

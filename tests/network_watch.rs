@@ -231,3 +231,41 @@ fn loopback_only_says_so_once_and_runs_normally() {
     assert_eq!(init.wait_exit(DEADLINE), 0, "{}", init.output());
     assert_eq!(init.count_lines("no interface but lo"), 1);
 }
+
+#[test]
+fn check_reports_every_error_of_the_table_with_file_and_line() {
+    let text = r#"[init.network]
+on_lost = "restart"
+grace = "soon"
+exit_code = 0
+interfaces = ["lo", "this-name-is-far-too-long"]
+intervals = "1s"
+
+[program.web]
+command = ["sleep", "600"]
+"#;
+    let (_dir, conf) = config_dir(&[("net.toml", text)]);
+    let ran = check_config(&conf);
+    assert_ne!(ran.code, 0, "{}", ran.all());
+    let err = ran.all();
+    for (line, key) in [
+        (2, "init.network.on_lost"),
+        (3, "init.network.grace"),
+        (4, "init.network.exit_code"),
+        (5, "init.network.interfaces"),
+        (6, "init.network.intervals"),
+    ] {
+        assert!(
+            err.contains(&format!("net.toml:{line}")) && err.contains(key),
+            "{key} at line {line}:\n{err}"
+        );
+    }
+    assert!(err.contains("did you mean `interfaces`?"), "{err}");
+    assert!(err.contains("loopback"), "{err}");
+    assert!(err.contains("not 1 to 15 bytes"), "{err}");
+    // And a good table passes.
+    let good = "[init.network]\non_lost = \"exit\"\ngrace = \"3s\"\nexit_code = 76\ninterfaces = [\"eth0\"]\n\n[program.web]\ncommand = [\"sleep\", \"600\"]\n";
+    let (_dir, conf) = config_dir(&[("net.toml", good)]);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 0, "{}", ran.all());
+}
