@@ -242,7 +242,7 @@ impl Runner {
                 // a storm of clients keeps the request channel busy and must not starve it.
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
                 () = notify_ready(&self.notify) => self.on_notify(),
-                () = network::network_ready(&self.network) => self.on_network(),
+                () = network_ready(&self.network) => self.on_network(),
                 Some(done) = self.reloads.recv() => self.reload_read(done),
                 Some(request) = self.control.recv() => self.on_control(request),
                 _ = sleep_until(stray_at), if stray_at.is_some() => {
@@ -450,6 +450,14 @@ struct Stray {
 async fn notify_ready(intake: &Option<NotifyIntake>) {
     match intake {
         Some(n) => n.ready().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when the network watch has work (link events, the grace's end); never without one.
+async fn network_ready(links: &Option<crate::supervisor::watch::links::Links>) {
+    match links {
+        Some(l) => l.wait().await,
         None => std::future::pending().await,
     }
 }

@@ -92,11 +92,3 @@ impl Runner {
         });
     }
 }
-
-/// Resolves when the network watch has work; never without one.
-pub(super) async fn network_ready(links: &Option<Links>) {
-    match links {
-        Some(l) => l.wait().await,
-        None => std::future::pending().await,
-    }
-}
