@@ -35,6 +35,9 @@ tests/examples.sh
 step "docker end to end"
 tests/docker_e2e.sh
 
+step "containers that share another container's network (docker, podman)"
+tests/network_holder.sh
+
 step "benchmarks (smoke)"
 # A target directory of their own: the bench profile would otherwise relink target/release/ctrlinit
 # with its own settings, and the side-by-side benchmark measures that binary.

@@ -93,7 +93,14 @@ pub(crate) async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io:
 
 async fn status(h: &Handles, w: &mut Writer, names: Vec<String>) -> io::Result<()> {
     let r = match h.ask(|reply| Control::Status { names, reply }).await? {
-        Ok((seq, programs)) => Response::Status { seq, programs },
+        Ok((seq, programs)) => {
+            let network = h.ask(|reply| Control::Network { reply }).await?;
+            Response::Status {
+                seq,
+                programs,
+                network,
+            }
+        }
         Err(r) => refused(r),
     };
     send(w, r).await

@@ -162,6 +162,7 @@ fn supervisor(out: &mut String, m: &Metrics, own: &Own) {
         "ctrlinit_notify_foreign_messages_total {}",
         m.notify_foreign
     );
+    network(out, m);
     if let Some(b) = own.resident_bytes {
         family(
             out,
@@ -182,6 +183,40 @@ fn supervisor(out: &mut String, m: &Metrics, own: &Own) {
         );
         let _ = writeln!(out, "ctrlinit_open_fds {n}");
     }
+}
+
+/// The network watch's families, when `[init.network]` is set.
+fn network(out: &mut String, m: &Metrics) {
+    let Some(n) = &m.network else { return };
+    let gauges = [
+        (
+            "ctrlinit_network_interfaces_watched",
+            "Network interfaces ctrlinit watches ([init.network]).",
+            n.watched as u64,
+        ),
+        (
+            "ctrlinit_network_interfaces_present",
+            "Watched network interfaces present now.",
+            n.present as u64,
+        ),
+        (
+            "ctrlinit_network_lost",
+            "1 while every watched network interface is gone.",
+            u64::from(n.lost),
+        ),
+    ];
+    for (name, help, value) in gauges {
+        family(out, name, "gauge", help, None);
+        let _ = writeln!(out, "{name} {value}");
+    }
+    family(
+        out,
+        "ctrlinit_network_losses",
+        "counter",
+        "Times every watched network interface stayed gone past the grace.",
+        None,
+    );
+    let _ = writeln!(out, "ctrlinit_network_losses_total {}", n.losses);
 }
 
 /// A family's metadata lines.
@@ -295,6 +330,12 @@ mod tests {
                 }),
             }],
             orphans_reaped: 5,
+            network: Some(crate::supervisor::telemetry::NetworkMetrics {
+                watched: 1,
+                present: 0,
+                lost: true,
+                losses: 1,
+            }),
             notify_foreign: 1,
         };
         let own = Own {

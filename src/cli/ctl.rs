@@ -56,9 +56,13 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
         Err(e) => return fail(&e),
     };
     match r {
-        Response::Status { seq, programs } => {
+        Response::Status {
+            seq,
+            programs,
+            network,
+        } => {
             if json {
-                let list: Vec<serde_json::Value> = programs
+                let mut list: Vec<serde_json::Value> = programs
                     .iter()
                     .map(|p| {
                         let mut v = serde_json::to_value(p).unwrap_or_default();
@@ -66,14 +70,27 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
                         v
                     })
                     .collect();
+                // The network watch is one more entry, of its own type (programs are
+                // `service` or `oneshot`), so the array stays an array of named things.
+                if let Some(n) = &network {
+                    let mut v = serde_json::to_value(n).unwrap_or_default();
+                    v["name"] = "network".into();
+                    v["type"] = "network".into();
+                    v["seq"] = seq.into();
+                    list.push(v);
+                }
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&list).unwrap_or_default()
                 );
             } else {
                 print!("{}", render_table(&programs));
+                if let Some(n) = &network {
+                    println!("{}", super::network::render(n));
+                }
             }
-            if programs.iter().all(in_wanted_state) {
+            let network_ok = network.as_ref().is_none_or(super::network::usable);
+            if programs.iter().all(in_wanted_state) && network_ok {
                 EXIT_OK
             } else {
                 EXIT_NOT_RUNNING

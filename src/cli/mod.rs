@@ -4,3 +4,4 @@ pub mod args;
 pub mod check;
 pub mod ctl;
 pub mod graph;
+pub mod network;

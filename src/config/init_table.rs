@@ -30,6 +30,7 @@ pub(super) const INIT_KEYS: &[&str] = &[
     "drain",
     "orphans",
     "orphan_grace",
+    "network",
 ];
 
 /// Reads `[init]`, recording errors; `None` when it held no usable table.
@@ -88,6 +89,9 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
     }
     read_output(r, table, &mut init);
     read_crash_limits(r, table, &mut init);
+    if let Some(v) = get(table, "network") {
+        init.network = super::network::read_network(r, v);
+    }
     Some(init)
 }
 

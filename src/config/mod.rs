@@ -22,6 +22,7 @@ pub mod instances;
 mod interpolate;
 mod load;
 pub mod names;
+mod network;
 pub mod preflight;
 mod reader;
 mod schema;
@@ -34,9 +35,10 @@ pub use exec_limits::{EXEC_BUDGET, MAX_ARG_STRLEN};
 
 /// Every key each kind of table accepts, by the table's name as README.md's configuration block
 /// writes it: a test holds that block to this list, so no key goes undocumented.
-pub fn known_keys() -> [(&'static str, &'static [&'static str]); 4] {
+pub fn known_keys() -> [(&'static str, &'static [&'static str]); 5] {
     [
         ("init", init_table::INIT_KEYS),
+        ("init.network", network::NETWORK_KEYS),
         ("program.api", schema::PROGRAM_KEYS),
         ("program.api.health", health::HEALTH_KEYS),
         ("program.api.log", schema::LOG_KEYS),

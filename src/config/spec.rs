@@ -88,6 +88,55 @@ pub struct InitSettings {
     /// The sd_notify socket programs with `ready = { notify = "systemd" }` or a `watchdog` are
     /// given; `None`: `ctrlinit-notify.sock` next to the control socket.
     pub notify_socket: Option<PathBuf>,
+    /// `[init.network]`: the container's network as a watched dependency; `None` (no table):
+    /// not watched.
+    pub network: Option<NetworkWatch>,
+}
+
+/// `[init.network]`: what to do when the container's network interfaces go away (a holder
+/// container restarted in a new namespace, a VPN tunnel gone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkWatch {
+    /// Stop the container, or only report.
+    pub on_lost: OnNetworkLost,
+    /// How long every watched interface may be gone before it counts as lost.
+    pub grace: Duration,
+    /// The container's exit status when it stops for a lost network.
+    pub exit_code: u8,
+    /// The interfaces watched, by name; `None`: every non-loopback interface present when
+    /// ctrlinit started.
+    pub interfaces: Option<Vec<String>>,
+}
+
+impl Default for NetworkWatch {
+    fn default() -> Self {
+        NetworkWatch {
+            on_lost: OnNetworkLost::Warn,
+            grace: Duration::from_secs(3),
+            exit_code: 76,
+            interfaces: None,
+        }
+    }
+}
+
+/// `[init.network] on_lost`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnNetworkLost {
+    /// Stop the container the normal way and exit with `exit_code`, so the engine restarts it
+    /// in the holder's new namespace.
+    Exit,
+    /// Log, announce, report not ready; stop nothing.
+    Warn,
+}
+
+impl OnNetworkLost {
+    /// As written in the config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnNetworkLost::Exit => "exit",
+            OnNetworkLost::Warn => "warn",
+        }
+    }
 }
 
 impl InitSettings {
@@ -130,6 +179,7 @@ impl Default for InitSettings {
             orphans: OrphanPolicy::Reap,
             orphan_grace: Duration::from_secs(5),
             notify_socket: None,
+            network: None,
         }
     }
 }

@@ -317,6 +317,35 @@ fn yes() -> bool {
     true
 }
 
+/// The network watch as `status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkStatus {
+    /// `present` (some watched interface is there), `losing` (every one is gone, within the
+    /// grace), `lost` (gone past the grace) or `idle` (nothing to watch).
+    pub state: String,
+    /// `exit` or `warn`.
+    pub on_lost: String,
+    /// The grace, in milliseconds.
+    pub grace_ms: u64,
+    /// The exit status when it gives up.
+    pub exit_code: u8,
+    /// Milliseconds since every watched interface went, while they are gone.
+    pub lost_for_ms: Option<u64>,
+    /// Each watched interface.
+    pub interfaces: Vec<InterfaceStatus>,
+}
+
+/// One watched interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterfaceStatus {
+    /// Its name.
+    pub name: String,
+    /// Whether it exists now.
+    pub present: bool,
+    /// When it was last deleted (RFC 3339), if it was.
+    pub gone_at: Option<String>,
+}
+
 /// What the server answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -328,6 +357,9 @@ pub enum Response {
         /// The programs asked for: every one, in configuration order, when no name was given;
         /// else in the order named (an instanced program's name: its instances, by index).
         programs: Vec<ProgramStatus>,
+        /// The network watch (`[init.network]`), when there is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        network: Option<NetworkStatus>,
     },
     /// A command was applied.
     Done {

@@ -53,6 +53,11 @@ pub enum Control {
         /// Answer: sequence number of the last event, and the programs.
         reply: oneshot::Sender<Answer<(u64, Vec<ProgramStatus>)>>,
     },
+    /// The network watch, when there is one.
+    Network {
+        /// Answer.
+        reply: oneshot::Sender<Option<crate::model::protocol::NetworkStatus>>,
+    },
     /// Start, stop or restart by hand.
     Change {
         /// Which change.

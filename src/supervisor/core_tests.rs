@@ -326,6 +326,50 @@ fn exhaustion_stops_dependents_first_and_exits_with_the_escalation_code() {
 }
 
 #[test]
+fn giving_up_on_the_network_stops_in_reverse_order_and_exits_with_its_code() {
+    let mut sim = Sim::new(vec![
+        svc("db", &[]),
+        svc("web", &[("db", Condition::Started, false)]),
+    ]);
+    let (db, web) = (sim.pid("db"), sim.pid("web"));
+    sim.input(Input::GiveUp {
+        code: 76,
+        reason: "the network is lost".into(),
+        message: "network lost: eth0 gone at …".into(),
+    });
+    let messages = |sim: &Sim| {
+        sim.log
+            .iter()
+            .filter(|a| matches!(a, Action::TerminationMessage(m) if m.starts_with("network lost")))
+            .count()
+    };
+    assert_eq!(messages(&sim), 1);
+    // Dependents first: db is not signalled while web still runs.
+    assert_eq!(sim.state("web"), State::Stopping);
+    assert!(!sim.signals.contains(&(db, Signal::SIGTERM)));
+    let termed = Exit::Signal {
+        sig: 15,
+        core_dumped: false,
+    };
+    for pid in [web, db] {
+        sim.input(Input::Reaped {
+            pid,
+            exit: termed,
+            group_empty: true,
+            oom_killed: false,
+        });
+    }
+    assert_eq!(sim.exit, Some(76));
+    // A second verdict while going down changes nothing.
+    sim.input(Input::GiveUp {
+        code: 9,
+        reason: String::new(),
+        message: "network lost again".into(),
+    });
+    assert_eq!(messages(&sim), 1);
+}
+
+#[test]
 fn on_exhausted_stop_leaves_the_rest_running() {
     let mut crashy = svc("crashy", &[]);
     crashy.max_restarts = 0;

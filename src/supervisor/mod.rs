@@ -1,7 +1,8 @@
 //! Supervision: the pure lifecycle and restart policy ([`core`], [`policy`], [`program`],
 //! [`transitions`], with its words in [`notices`]) and the owner loop that carries out its
 //! decisions ([`runner`]), with the rooms it delegates to: [`launch`] (starting processes),
-//! [`checks`] (every readiness, liveness and external check), [`notify`] (sd_notify in and out), [`control`] (requests and their answers).
+//! [`checks`] (every readiness, liveness and external check), [`notify`] (sd_notify in and out), [`watch`] (the container's network),
+//! [`control`] (requests and their answers).
 
 mod adopted;
 pub mod checks;
@@ -18,6 +19,7 @@ pub mod runner;
 pub mod telemetry;
 mod tracking;
 pub mod transitions;
+pub mod watch;
 mod wiring;
 
 pub use self::core::{Action, Core, Input, Level, Notice};

@@ -100,6 +100,21 @@ pub struct Metrics {
     pub orphans_reaped: u64,
     /// sd_notify datagrams from processes that belong to no program speaking it.
     pub notify_foreign: u64,
+    /// The network watch (`[init.network]`), when there is one.
+    pub network: Option<NetworkMetrics>,
+}
+
+/// The network watch's numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkMetrics {
+    /// Interfaces watched.
+    pub watched: usize,
+    /// Of them, present now.
+    pub present: usize,
+    /// Whether every watched interface is gone (within the grace or past it).
+    pub lost: bool,
+    /// Times every watched interface stayed gone past the grace.
+    pub losses: u64,
 }
 
 /// `/metrics` now.
@@ -132,5 +147,6 @@ pub fn metrics(core: &Core, orphans_reaped: u64, notify_foreign: u64) -> Metrics
         programs,
         orphans_reaped,
         notify_foreign,
+        network: None,
     }
 }

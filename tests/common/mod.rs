@@ -49,9 +49,18 @@ pub struct Builder {
     prlimit: Option<String>,
     /// The umask to start ctrlinit with.
     umask: Option<u32>,
+    /// A command ctrlinit (and its namespace) is started under, such as `nsenter --net=…`.
+    prefix: Vec<String>,
 }
 
 impl Builder {
+    /// Starts ctrlinit under `argv` (which must exec its arguments), such as
+    /// `nsenter --net=/run/netns/NAME`.
+    pub fn under(mut self, argv: &[&str]) -> Self {
+        self.prefix = argv.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
     /// Starts ctrlinit inside the cgroup at `dir` (its `cgroup.procs` is written first).
     pub fn in_cgroup(mut self, dir: &Path) -> Self {
         self.cgroup = Some(dir.to_path_buf());
@@ -141,6 +150,7 @@ impl Builder {
         if let Some(limits) = &self.prlimit {
             argv.extend(["prlimit".to_string(), limits.clone()]);
         }
+        argv.extend(self.prefix.iter().cloned());
         if self.namespace {
             argv.extend(
                 ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"].map(String::from),
@@ -223,6 +233,7 @@ pub fn init() -> Builder {
         cgroup: None,
         prlimit: None,
         umask: None,
+        prefix: Vec::new(),
     }
 }
 

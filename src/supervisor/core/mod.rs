@@ -172,6 +172,17 @@ pub enum Input {
         /// signal followed by SIGCONT), and is killed only when it outlives the stop budget.
         signal: Option<Signal>,
     },
+    /// Something the container depends on is gone for good (its network, see
+    /// `supervisor::watch`): stop the container the normal way (pre_stop hooks, reverse order,
+    /// finish hooks, the stop budget) and exit with `code`.
+    GiveUp {
+        /// The container's exit status.
+        code: u8,
+        /// Why, for the shutdown's log line.
+        reason: String,
+        /// The termination message (`/dev/termination-log`).
+        message: String,
+    },
     /// A second SIGTERM/SIGINT: kill everything at once.
     ForceKill,
     /// Start by hand (with dependencies).
@@ -566,6 +577,16 @@ impl Core {
                     s.forwarded = s.forwarded.or(signal);
                 }
                 self.drain_first(now, &mut acts);
+            }
+            Input::GiveUp {
+                code,
+                reason,
+                message,
+            } => {
+                if !self.shutting_down() {
+                    acts.push(Action::TerminationMessage(message));
+                }
+                self.begin_shutdown(i32::from(code), &reason, now, &mut acts);
             }
             Input::ForceKill => self.force_kill(now, &mut acts),
             Input::Start(ids) => self.start_by_hand(&ids, now, &mut acts),

@@ -8,6 +8,7 @@
 
 mod adoption;
 mod exit;
+mod network;
 mod reaping;
 mod requests;
 mod signals;
@@ -91,6 +92,8 @@ pub struct Runner {
     probe_events: UnboundedReceiver<ProbeEvent>,
     /// The sd_notify socket, while some program speaks sd_notify.
     notify: Option<NotifyIntake>,
+    /// The network watch (`[init.network]`), when configured and opened.
+    network: Option<crate::supervisor::watch::links::Links>,
     /// ctrlinit's own supervisor, when it was given `NOTIFY_SOCKET`.
     upward: Option<Upward>,
     exit: Option<(i32, Instant)>,
@@ -157,6 +160,7 @@ impl Runner {
             probe_tx: tx,
             probe_events,
             notify: None,
+            network: None,
             upward: Upward::from_env(),
             exit: None,
             reaped: Vec::new(),
@@ -184,6 +188,7 @@ impl Runner {
     /// Runs until the container stops; returns ctrlinit's exit status.
     pub async fn run(mut self, mut signals: Signals) -> i32 {
         self.open_notify_socket();
+        self.open_network_watch();
         self.feed(Input::Boot);
         loop {
             if let Some((code, deadline)) = self.exit {
@@ -237,6 +242,7 @@ impl Runner {
                 // a storm of clients keeps the request channel busy and must not starve it.
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
                 () = notify_ready(&self.notify) => self.on_notify(),
+                () = network_ready(&self.network) => self.on_network(),
                 Some(done) = self.reloads.recv() => self.reload_read(done),
                 Some(request) = self.control.recv() => self.on_control(request),
                 _ = sleep_until(stray_at), if stray_at.is_some() => {
@@ -444,6 +450,14 @@ struct Stray {
 async fn notify_ready(intake: &Option<NotifyIntake>) {
     match intake {
         Some(n) => n.ready().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when the network watch has work (link events, the grace's end); never without one.
+async fn network_ready(links: &Option<crate::supervisor::watch::links::Links>) {
+    match links {
+        Some(l) => l.wait().await,
         None => std::future::pending().await,
     }
 }

@@ -67,11 +67,18 @@ impl Runner {
                 let _ = reply.send(control::graph(&self.core));
             }
             Control::Probe { reply } => {
-                let _ = reply.send(telemetry::probe_answer(&self.core));
+                let mut answer = telemetry::probe_answer(&self.core);
+                self.network_readiness(&mut answer);
+                let _ = reply.send(answer);
             }
             Control::Metrics { reply } => {
                 let foreign = self.notify.as_ref().map_or(0, |n| n.foreign);
-                let _ = reply.send(telemetry::metrics(&self.core, self.orphans_reaped, foreign));
+                let mut m = telemetry::metrics(&self.core, self.orphans_reaped, foreign);
+                self.network_metrics(&mut m);
+                let _ = reply.send(m);
+            }
+            Control::Network { reply } => {
+                let _ = reply.send(self.network_status());
             }
         }
     }

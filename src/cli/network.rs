@@ -1,0 +1,37 @@
+//! The network watch's line under the `status` table.
+
+use crate::model::protocol::NetworkStatus;
+
+/// `network: present (eth0 present, eth1 gone at …); on_lost = "exit" after 3s, exit code 76`.
+pub fn render(n: &NetworkStatus) -> String {
+    if n.interfaces.is_empty() {
+        return "network: nothing to watch (no interface but lo)".into();
+    }
+    let each: Vec<String> = n
+        .interfaces
+        .iter()
+        .map(|i| match (&i.gone_at, i.present) {
+            (_, true) => format!("{} present", i.name),
+            (Some(t), false) => format!("{} gone at {t}", i.name),
+            (None, false) => format!("{} absent", i.name),
+        })
+        .collect();
+    let state = match n.lost_for_ms {
+        Some(ms) => format!("{} for {:.1}s", n.state, ms as f64 / 1000.0),
+        None => n.state.clone(),
+    };
+    let then = match n.on_lost.as_str() {
+        "exit" => format!(
+            "on_lost = \"exit\" after {:.1}s, exit code {}",
+            n.grace_ms as f64 / 1000.0,
+            n.exit_code
+        ),
+        other => format!("on_lost = \"{other}\""),
+    };
+    format!("network: {state} ({}); {then}", each.join(", "))
+}
+
+/// Whether the network is as it should be (not every watched interface gone).
+pub fn usable(n: &NetworkStatus) -> bool {
+    n.state == "present" || n.state == "idle"
+}

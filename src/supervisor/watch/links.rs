@@ -1,0 +1,131 @@
+//! The network watch's shell: the netlink socket registered in the owner loop, read a bounded
+//! batch per turn (a flood of link messages waits for the next turn instead of starving
+//! signals, exits and requests), and the grace deadline. The runner calls [`Links::wait`] in
+//! its `select!` and [`Links::turn`] when it resolves.
+
+use std::time::{Instant, SystemTime};
+
+use tokio::io::unix::AsyncFd;
+use tracing::{debug, warn};
+
+use super::network::{NetWatch, Outcome};
+use crate::config::NetworkWatch;
+use crate::sys::netlink::{LinkChange, LinkEvents, interfaces_now};
+
+/// Datagrams read per turn of the loop.
+const BATCH: usize = 32;
+
+/// The socket, the decisions, and the interface names by index (a deletion after a rename
+/// names the old one too).
+pub struct Links {
+    socket: AsyncFd<LinkEvents>,
+    /// The decisions.
+    pub watch: NetWatch,
+    /// The last batch stopped at its size with datagrams still waiting.
+    backlog: bool,
+    names: std::collections::HashMap<i32, String>,
+}
+
+impl Links {
+    /// Subscribes to link events, then lists the interfaces present (in that order, so no
+    /// change between the two is missed); `Err` says why the network cannot be watched.
+    pub fn open(settings: NetworkWatch) -> Result<(Links, Vec<Outcome>), String> {
+        let events = LinkEvents::open()
+            .map_err(|e| format!("failed to open a netlink route socket: {e}"))?;
+        let socket = events
+            .into_async()
+            .map_err(|e| format!("failed to register the netlink socket: {e}"))?;
+        let present =
+            interfaces_now().map_err(|e| format!("failed to list the network interfaces: {e}"))?;
+        let (watch, outcomes) = NetWatch::new(settings, &present);
+        Ok((
+            Links {
+                socket,
+                watch,
+                backlog: false,
+                names: std::collections::HashMap::new(),
+            },
+            outcomes,
+        ))
+    }
+
+    /// Resolves when link events may be waiting or the grace is over.
+    pub async fn wait(&self) {
+        if self.backlog {
+            return;
+        }
+        let deadline = self.watch.deadline();
+        tokio::select! {
+            guard = self.socket.readable() => {
+                if let Ok(mut g) = guard {
+                    // Cleared before the drain: an event that arrives during it wakes the loop.
+                    g.clear_ready();
+                }
+            }
+            () = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d.into()).await,
+                    None => std::future::pending().await,
+                }
+            } => {}
+        }
+    }
+
+    /// Reads up to a batch of link events, decides on them and on the time.
+    pub fn turn(&mut self) -> Vec<Outcome> {
+        let mut changes = Vec::new();
+        self.backlog = false;
+        for i in 0..=BATCH {
+            if i == BATCH {
+                self.backlog = true;
+                break;
+            }
+            match self.socket.get_mut().recv(&mut changes) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    warn!("network: failed to read link events: {e}");
+                    break;
+                }
+            }
+        }
+        let (now, wall) = (Instant::now(), SystemTime::now());
+        let mut out = Vec::new();
+        for change in changes {
+            out.extend(self.apply(change, now, wall));
+        }
+        out.extend(self.watch.tick(now));
+        out
+    }
+
+    fn apply(&mut self, change: LinkChange, now: Instant, wall: SystemTime) -> Vec<Outcome> {
+        match change {
+            LinkChange::Present { index, name, up } => {
+                debug!("network: link {name} (index {index}) present, up: {up}");
+                let mut out = Vec::new();
+                if let Some(old) = self.names.insert(index, name.clone())
+                    && old != name
+                {
+                    out.extend(self.watch.vanished(&old, now, wall));
+                }
+                out.extend(self.watch.appeared(&name, now));
+                out
+            }
+            LinkChange::Gone { index, name } => {
+                debug!("network: link {name} (index {index}) deleted");
+                self.names.remove(&index);
+                self.watch.vanished(&name, now, wall)
+            }
+            LinkChange::Resync => match interfaces_now() {
+                Ok(present) => {
+                    debug!("network: link events were lost; listed the interfaces again");
+                    self.watch.resync(&present, now, wall)
+                }
+                Err(e) => {
+                    warn!("network: failed to list the network interfaces: {e}");
+                    vec![]
+                }
+            },
+        }
+    }
+}
