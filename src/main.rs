@@ -236,15 +236,17 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
         load,
         overrides,
     };
+    // `--remap-exit` and `-e` apply to the status the run ends with (the main program's, 0 or
+    // `exit_code`), not to ctrlinit's own failures.
     let code = match start(config, mask, opts) {
-        Ok(code) => code,
+        Ok(code) => cli.remapped(code.clamp(0, 255) as u8),
         Err(e) => {
             tracing::error!("{e:#}");
             1
         }
     };
     logs.shutdown();
-    ExitCode::from(code.clamp(0, 255) as u8)
+    ExitCode::from(code)
 }
 
 fn start(

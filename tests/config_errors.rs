@@ -307,6 +307,24 @@ fn each_error_class_alone_exits_2_with_its_message() {
             ],
         ),
         (
+            "missing after",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nafter = [\"redis\"]\n",
+            )],
+            &[
+                "a.toml:3: program.web.after.redis: `web` is ordered after `redis`, which is not defined",
+            ],
+        ),
+        (
+            "cycle across depends_on and after",
+            &[(
+                "a.toml",
+                "[program.a]\ncommand = [\"/bin/true\"]\ndepends_on = [\"b\"]\n\n[program.b]\ncommand = [\"/bin/true\"]\nafter = [\"a\"]\n",
+            )],
+            &["dependency cycle: ", "(depends_on or after)"],
+        ),
+        (
             "misspelt dependency",
             &[(
                 "a.toml",
@@ -495,6 +513,44 @@ depends_on = { db = "ready", cache = { condition = "started", restart = true } }
     assert!(
         !dir.path().join("started").exists(),
         "check started a program"
+    );
+}
+
+#[test]
+fn after_orders_the_start_in_check_and_graph() {
+    let (_dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.redis]
+command = ["/bin/true"]
+
+[program.aworker]
+command = ["/bin/true"]
+after = ["redis"]
+"#,
+    )]);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let worker = ran
+        .stdout
+        .lines()
+        .find(|l| l.contains(" aworker ("))
+        .unwrap();
+    assert!(
+        worker.contains("2.") && worker.contains("after: redis"),
+        "{}",
+        ran.stdout
+    );
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(["--socket", "/nonexistent/sock", "--config-dir"])
+        .arg(&conf)
+        .arg("graph");
+    let ran = run_with_deadline(cmd, DEADLINE);
+    assert!(
+        ran.stdout
+            .contains("\"redis\" -> \"aworker\" [label=\"after\", style=dashed];"),
+        "{}",
+        ran.all()
     );
 }
 

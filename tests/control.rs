@@ -194,6 +194,8 @@ fn status_wait_returns_as_soon_as_the_state_holds_and_exits_1_on_timeout() {
     assert!(took >= Duration::from_millis(500), "{took:?}");
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(out.contains("late is running"), "{out}");
+    // The timeout given, not what was left of it once connected ("timed out after 499ms").
+    assert!(out.contains("timed out after 500ms"), "{out}");
     // Alternatives, and several conditions at once.
     let (code, out) = init.ctl(&[
         "status",

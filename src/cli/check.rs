@@ -43,6 +43,9 @@ pub fn render_start_order(levels: &[Vec<GraphNode>], warnings: &[String]) -> Str
                     .collect();
                 let _ = write!(line, "  waits for: {}", waits.join(", "));
             }
+            if !p.after.is_empty() {
+                let _ = write!(line, "  after: {}", p.after.join(", "));
+            }
             let _ = writeln!(out, "{line}");
         }
     }

@@ -308,6 +308,7 @@ fn add_main_program(
         draft: ProgramDraft {
             spec,
             deps: Vec::new(),
+            after: Vec::new(),
             max_cores: None,
             max_reports: None,
             inherit_env: None,
@@ -430,16 +431,32 @@ fn check_programs(
         if !keep {
             continue;
         }
-        let mut spec = draft.spec;
-        spec.max_cores = draft.max_cores.unwrap_or(init.max_cores);
-        spec.max_reports = draft.max_reports.unwrap_or(init.max_reports);
-        spec.inherit_env = draft.inherit_env.unwrap_or(init.inherit_env);
-        spec.depends_on = resolve_deps(&spec, &draft.deps, &known, &file, errors);
+        let spec = finish_spec(&draft, init, &known, &file, errors);
         exec_limits::check(&spec, &draft.lines, &file, &mut env_files, errors);
         specs.push(spec);
     }
     specs.sort_by(|a, b| a.name.cmp(&b.name));
     specs
+}
+
+/// A program's spec with what `[init]` gives it and its dependencies resolved.
+fn finish_spec(
+    draft: &ProgramDraft,
+    init: &InitSettings,
+    known: &Known<'_>,
+    file: &Path,
+    errors: &mut Vec<ConfigError>,
+) -> ProgramSpec {
+    let mut spec = draft.spec.clone();
+    spec.max_cores = draft.max_cores.unwrap_or(init.max_cores);
+    spec.max_reports = draft.max_reports.unwrap_or(init.max_reports);
+    spec.inherit_env = draft.inherit_env.unwrap_or(init.inherit_env);
+    spec.depends_on = resolve_deps(&spec, &draft.deps, known, file, errors, "depends_on");
+    spec.after = resolve_deps(&spec, &draft.after, known, file, errors, "after")
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    spec
 }
 
 /// `name` (a program's, or an instanced table's) defined again by `p`.
@@ -466,20 +483,26 @@ struct Known<'a> {
     groups: &'a HashMap<String, Vec<String>>,
 }
 
-/// The dependencies of `spec`; one on an instanced table is one on each of its instances.
-/// Messages and keys name the table the dependency was written in, so the instances of one
-/// table say one thing (reported once).
+/// The dependencies of `spec` under `relation` (`depends_on`, or `after`: ordering only); one
+/// on an instanced table is one on each of its instances. Messages and keys name the table the
+/// dependency was written in, so the instances of one table say one thing (reported once).
 fn resolve_deps(
     spec: &ProgramSpec,
     deps: &[DependencyDraft],
     known: &Known<'_>,
     file: &Path,
     errors: &mut Vec<ConfigError>,
+    relation: &str,
 ) -> Vec<Dependency> {
     let name = spec.instance.as_ref().map_or(&spec.name, |i| &i.group);
     let line = |d: &DependencyDraft| Some(d.line);
     let key =
-        |d: &DependencyDraft| format!("program.{}.depends_on.{}", short(name), short(&d.name));
+        |d: &DependencyDraft| format!("program.{}.{relation}.{}", short(name), short(&d.name));
+    let verb = if relation == "after" {
+        "is ordered after"
+    } else {
+        "depends on"
+    };
     let mut out = Vec::new();
     for d in deps {
         let targets: Vec<(&str, Kind)> = match (known.kinds.get(&d.name), known.groups.get(&d.name))
@@ -494,7 +517,7 @@ fn resolve_deps(
                     file: file.to_path_buf(),
                     line: line(d),
                     key: key(d),
-                    message: format!("`{name}` depends on `{}`, which is not defined", d.name),
+                    message: format!("`{name}` {verb} `{}`, which is not defined", d.name),
                     fix: Some(missing_dependency_fix(name, &d.name, known)),
                 });
                 continue;
@@ -519,7 +542,7 @@ fn resolve_deps(
                 let message = if d.name == spec.name {
                     format!("dependency cycle: {name} -> {name}")
                 } else {
-                    format!("dependency cycle: `{name}` depends on its own instances")
+                    format!("dependency cycle: `{name}` {verb} its own instances")
                 };
                 errors.push(ConfigError {
                     file: file.to_path_buf(),
@@ -588,7 +611,7 @@ fn check_cycles(specs: &[ProgramSpec], errors: &mut Vec<ConfigError>) {
             line,
             key: format!("program.{}.depends_on", short(&first.name)),
             message: format!("dependency cycle: {}", path.join(" -> ")),
-            fix: Some("remove one of these dependencies".into()),
+            fix: Some("remove one of these dependencies (depends_on or after)".into()),
         });
     }
 }

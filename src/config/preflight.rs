@@ -28,11 +28,10 @@ pub fn command_problems(config: &Config) -> Vec<String> {
                 continue;
             };
             if let Some(why) = executable_problem(program, p) {
+                let written = p.written_as(&key);
                 out.push(format!(
-                    "program.{}.{key}: {program:?} {why}; it will fail to start (exit status {})\n    fix: install it in the image, or correct program.{}.{key}",
-                    p.name,
+                    "{written}: {program:?} {why}; it will fail to start (exit status {})\n    fix: install it in the image, or correct {written}",
                     if why.starts_with("is not executable") { 126 } else { 127 },
-                    p.name
                 ));
             }
         }

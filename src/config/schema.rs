@@ -36,6 +36,7 @@ pub(super) const PROGRAM_KEYS: &[&str] = &[
     "autostart",
     "main",
     "depends_on",
+    "after",
     "ready",
     "ready_timeout",
     "health",
@@ -83,6 +84,8 @@ pub(super) struct DependencyDraft {
 pub(super) struct ProgramDraft {
     pub spec: ProgramSpec,
     pub deps: Vec<DependencyDraft>,
+    /// `after`: ordering only (no condition, no restart).
+    pub after: Vec<DependencyDraft>,
     pub max_cores: Option<u32>,
     pub max_reports: Option<u32>,
     /// `inherit_env`, when the table sets it (else `[init]`'s).
@@ -155,15 +158,13 @@ pub(super) fn read_program(
     let max_reports = get(table, "max_reports")
         .and_then(|v| r.integer(v, &key("max_reports"), 0..100_000))
         .map(|n| n as u32);
-    let deps = match get(table, "depends_on") {
-        Some(v) => read_depends_on(r, v, &key("depends_on")),
-        None => Vec::new(),
-    };
+    let (deps, after) = read_order(r, table, &path);
     let inherit_env = get(table, "inherit_env").and_then(|v| r.boolean(v, &key("inherit_env")));
     let lines = key_lines(r, table, &name_span);
     Some(ProgramDraft {
         spec,
         deps,
+        after,
         max_cores,
         max_reports,
         inherit_env,
@@ -626,6 +627,52 @@ fn read_depends_on(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<Depende
             Vec::new()
         }
     }
+}
+
+/// `depends_on` and `after`, as written.
+fn read_order(
+    r: &mut Reader<'_>,
+    table: &DeTable<'_>,
+    path: &str,
+) -> (Vec<DependencyDraft>, Vec<DependencyDraft>) {
+    let deps = match get(table, "depends_on") {
+        Some(v) => read_depends_on(r, v, &join(path, "depends_on")),
+        None => Vec::new(),
+    };
+    let after = match get(table, "after") {
+        Some(v) => read_after(r, v, &join(path, "after")),
+        None => Vec::new(),
+    };
+    (deps, after)
+}
+
+/// `after = ["redis"]`: names only.
+fn read_after(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<DependencyDraft> {
+    let DeValue::Array(items) = v.get_ref() else {
+        r.error(
+            &v.span(),
+            path,
+            format!(
+                "expected an array of names, found {}",
+                v.get_ref().type_str()
+            ),
+            Some(r#"write after = ["redis"]"#.into()),
+        );
+        return Vec::new();
+    };
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let name = r.string(item, &format!("{path}[{i}]"))?;
+            Some(DependencyDraft {
+                name,
+                condition: None,
+                restart: false,
+                line: r.line_of(item.span().start),
+            })
+        })
+        .collect()
 }
 
 fn read_dependency_entry(

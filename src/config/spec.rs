@@ -517,6 +517,9 @@ pub struct ProgramSpec {
     pub main: bool,
     /// What it waits for.
     pub depends_on: Vec<Dependency>,
+    /// Ordering only (`after = ["redis"]`): it starts once these have started (or are down, or
+    /// are not coming up), and stops before them; no requirement, no restart propagation.
+    pub after: Vec<String>,
     /// Readiness check, if any.
     pub ready: Option<ReadyCheck>,
     /// How long a start may take to become ready.
@@ -582,6 +585,16 @@ pub struct ProgramSpec {
 }
 
 impl ProgramSpec {
+    /// Where the user wrote this program's `key`, for a fix line: `program.api.command`, or,
+    /// for the `--` command (which no file names), `the command given after --`.
+    pub fn written_as(&self, key: &str) -> String {
+        if self.passthrough && key == "command" {
+            return "the command given after --".into();
+        }
+        let table = self.instance.as_ref().map_or(&self.name, |i| &i.group);
+        format!("program.{}.{key}", super::names::short(table))
+    }
+
     /// The uptime a run must reach to be ready (`ready = { uptime }`), if that is its check.
     pub fn ready_uptime(&self) -> Option<Duration> {
         match self.ready.as_ref().map(|r| &r.probe) {
@@ -608,6 +621,7 @@ impl ProgramSpec {
             autostart: true,
             main: false,
             depends_on: Vec::new(),
+            after: Vec::new(),
             ready: None,
             ready_timeout: Duration::from_secs(60),
             health: None,
