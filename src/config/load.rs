@@ -66,14 +66,18 @@ impl Overrides {
 
     /// Applies them to a loaded config.
     pub fn apply(&self, config: &mut Config) {
+        let chosen = &mut config.init.chosen;
         if let Some(s) = &self.socket {
             config.init.socket = s.clone();
+            chosen.socket = true;
         }
         if let Some(d) = &self.log_dir {
             config.init.log_dir = d.clone();
+            chosen.log_dir = true;
         }
         if let Some(d) = &self.crash_dir {
             config.init.crash_dir = d.clone();
+            chosen.crash_dir = true;
         }
     }
 }

@@ -88,6 +88,21 @@ pub struct InitSettings {
     /// The sd_notify socket programs with `ready = { notify = "systemd" }` or a `watchdog` are
     /// given; `None`: `ctrlinit-notify.sock` next to the control socket.
     pub notify_socket: Option<PathBuf>,
+    /// Which of `log_dir`, `crash_dir` and `socket` someone chose (a file, the environment or
+    /// the command line): one that cannot be used is an error. A default that cannot be used
+    /// (a non-root user, a read-only root) only turns off what needs it, with a warning.
+    pub chosen: ChosenPaths,
+}
+
+/// Whether each place was chosen rather than left at its default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChosenPaths {
+    /// `log_dir` or `CTRLINIT_LOG_DIR`.
+    pub log_dir: bool,
+    /// `crash_dir` or `CTRLINIT_CRASH_DIR`.
+    pub crash_dir: bool,
+    /// `socket`, `--socket` or `CTRLINIT_SOCKET`.
+    pub socket: bool,
 }
 
 impl InitSettings {
@@ -130,6 +145,7 @@ impl Default for InitSettings {
             orphans: OrphanPolicy::Reap,
             orphan_grace: Duration::from_secs(5),
             notify_socket: None,
+            chosen: ChosenPaths::default(),
         }
     }
 }

@@ -224,7 +224,7 @@ impl Walk<'_> {
                     self.limits.entries.to_string(),
                 ));
             }
-            if self.entries % 1024 == 0 {
+            if self.entries.is_multiple_of(1024) {
                 self.in_time()?;
             }
             let Ok(entry) = entry else { continue };
