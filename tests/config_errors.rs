@@ -307,6 +307,17 @@ fn each_error_class_alone_exits_2_with_its_message() {
             ],
         ),
         (
+            "a supervisord key by habit",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nautorestart = true\n",
+            )],
+            &[
+                "a.toml:3: program.web.autorestart: `autorestart` is supervisord's key; ctrlinit's for the same thing is `restart`",
+                "ctrlinit import",
+            ],
+        ),
+        (
             "missing after",
             &[(
                 "a.toml",

@@ -26,6 +26,7 @@ pub mod preflight;
 mod reader;
 mod schema;
 pub mod spec;
+mod supervisord_keys;
 mod targets;
 mod units;
 

@@ -107,7 +107,12 @@ pub(super) fn read_program(
         r.error(&name_span, &path, message, Some(fix));
     }
     let table = r.table(v, &path)?;
-    r.reject_unknown_keys(table, &path, PROGRAM_KEYS);
+    r.reject_unknown_keys_with(
+        table,
+        &path,
+        PROGRAM_KEYS,
+        super::supervisord_keys::supervisord_key,
+    );
     let key = |k: &str| join(&path, k);
 
     // `forking` is a service whose launcher forks the daemon into the background.
