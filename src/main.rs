@@ -9,7 +9,7 @@ use ctrlinit::cli::{ctl, graph};
 use std::sync::Arc;
 
 use ctrlinit::api::server;
-use ctrlinit::config::preflight::{command_problems, path_warnings};
+use ctrlinit::config::preflight::{command_problems, path_warnings, stop_budget_warnings};
 use ctrlinit::config::{self, LoadOptions};
 use ctrlinit::crash::CorePattern;
 use ctrlinit::logs::{Logs, OwnLogLayer};
@@ -27,7 +27,11 @@ fn main() -> ExitCode {
     match cli.command {
         None => run_init(&cli, Vec::new()),
         Some(Command::Run { ref main }) => run_init(&cli, main.clone()),
-        Some(Command::Check { ref main, strict }) => check(&cli, main.clone(), strict),
+        Some(Command::Check {
+            ref main,
+            strict,
+            build,
+        }) => check(&cli, main.clone(), strict, build),
         Some(Command::Import {
             ref input,
             ref output,
@@ -122,13 +126,20 @@ fn load_options(cli: &Cli, main: Vec<String>) -> LoadOptions {
     }
 }
 
-fn check(cli: &Cli, main: Vec<String>, strict: bool) -> ExitCode {
-    match config::load_dir(&load_options(cli, main)) {
+fn check(cli: &Cli, main: Vec<String>, strict: bool, build: bool) -> ExitCode {
+    let opts = load_options(cli, main);
+    let loaded = if build {
+        config::load_for_build(&opts)
+    } else {
+        config::load_dir(&opts)
+    };
+    match loaded {
         Ok(mut config) => {
             // What `run` would use: CTRLINIT_LOG_DIR and friends win over the files.
             config::Overrides::from_env(cli.socket.clone()).apply(&mut config);
             let mut warnings = config.warnings.clone();
             warnings.extend(path_warnings(&config));
+            warnings.extend(stop_budget_warnings(&config));
             let levels = config::describe::start_levels(&config);
             print!("{}", render_start_order(&levels, &warnings));
             let problems = command_problems(&config);

@@ -138,6 +138,11 @@ pub enum Command {
         /// file), which are otherwise warnings.
         #[arg(long)]
         strict: bool,
+        /// Check where the image is built (`RUN ctrlinit check --build`): the container's
+        /// environment is not known there, so a variable that is unset with no default is a
+        /// note, not an error, and what depends on it is checked at start.
+        #[arg(long)]
+        build: bool,
         /// Check as if this command were given after `--`.
         #[arg(last = true, value_name = "CMD")]
         main: Vec<String>,

@@ -50,7 +50,12 @@ pub fn render_start_order(levels: &[Vec<GraphNode>], warnings: &[String]) -> Str
         }
     }
     for w in warnings {
-        let _ = writeln!(out, "warning: {w}");
+        // A note (`check --build`'s unset variables) is said as one.
+        if w.starts_with("note: ") {
+            let _ = writeln!(out, "{w}");
+        } else {
+            let _ = writeln!(out, "warning: {w}");
+        }
     }
     out
 }

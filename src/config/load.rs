@@ -116,6 +116,23 @@ struct Drafts {
 
 /// Loads and validates the configuration, returning every problem at once.
 pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
+    load_dir_as(opts, false)
+}
+
+/// Loads as `check --build` does, where the image is built: the container's environment is
+/// not known there, so a variable that is unset (with no default) is a note, not an error,
+/// and the values that depend on it are left to be checked at start.
+pub fn load_for_build(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
+    load_dir_as(opts, true)
+}
+
+/// Whether `e` is a variable the environment did not give (`${X}`, `${X:?…}`).
+fn unset_variable(e: &ConfigError) -> bool {
+    e.message.starts_with("environment variable ")
+        && (e.message.contains("is not set") || e.message.contains("is required"))
+}
+
+fn load_dir_as(opts: &LoadOptions, build: bool) -> Result<Config, ConfigErrors> {
     let lookup = lookup_of(opts);
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -156,6 +173,20 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
         ));
     }
     check_cycles(&specs, &mut errors);
+    if build {
+        // Said as notes, with where; the rest of the config is checked as usual.
+        for e in errors.iter().filter(|e| unset_variable(e)) {
+            let at = match e.line {
+                Some(l) => format!("{}:{l}", e.file.display()),
+                None => e.file.display().to_string(),
+            };
+            warnings.push(format!(
+                "note: {at}: {}: {}; unknown at build time, {} is checked at start",
+                e.key, e.message, e.key
+            ));
+        }
+        errors.retain(|e| !unset_variable(e));
+    }
     if !errors.is_empty() {
         return Err(said_once_in_order(errors, warnings));
     }
