@@ -331,6 +331,22 @@ fn say_fallbacks(dirs: &[String], socket: &SocketPlace) {
     );
 }
 
+/// The control socket's listener (`None` when it is off), its placement warnings logged.
+fn bind_control(
+    socket: &std::path::Path,
+    gid: Option<u32>,
+    off: bool,
+) -> anyhow::Result<Option<std::os::unix::net::UnixListener>> {
+    if off {
+        return Ok(None);
+    }
+    let bound = server::bind(socket, gid).map_err(|e| anyhow::anyhow!(e))?;
+    for w in &bound.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(Some(bound.listener))
+}
+
 fn start(
     config: Arc<config::Config>,
     mask: nix::sys::signal::SigSet,
@@ -376,15 +392,7 @@ fn start(
             ),
             None => None,
         };
-        let listener = if socket_off {
-            None
-        } else {
-            let bound = server::bind(&socket, socket_gid).map_err(|e| anyhow::anyhow!(e))?;
-            for w in &bound.warnings {
-                tracing::warn!("{w}");
-            }
-            Some(bound.listener)
-        };
+        let listener = bind_control(&socket, socket_gid, socket_off)?;
         let http = match config.init.http {
             Some(addr) => Some(std::net::TcpListener::bind(addr).map_err(|e| {
                 anyhow::anyhow!(

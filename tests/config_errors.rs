@@ -714,7 +714,9 @@ stop_timeout = "6s"
         ran.stdout
     );
     assert!(
-        ran.stdout.contains("stopping web 6s then db 5s one after the other (the stop order) takes up to 11s"),
+        ran.stdout.contains(
+            "stopping web 6s then db 5s one after the other (the stop order) takes up to 11s"
+        ),
         "{}",
         ran.stdout
     );

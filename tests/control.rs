@@ -754,3 +754,43 @@ fn unknown_programs_are_exit_2_with_the_known_names() {
         assert_eq!(init.program_json(name)["state"], "running");
     }
 }
+
+#[test]
+fn a_member_of_name_takes_its_programs_as_supervisorctl_groups_did() {
+    let init = init()
+        .file(
+            "a.toml",
+            &format!(
+                "[program.api]\ncommand = {SLEEPER}\nmember_of = \"backend\"\n[program.worker]\ncommand = {SLEEPER}\nmember_of = \"backend\"\n[program.cron]\ncommand = {SLEEPER}\n"
+            ),
+        )
+        .start();
+    init.wait_states(&["api=running", "worker=running", "cron=running"]);
+    let (api, worker, cron) = (
+        init.pid_of("api"),
+        init.pid_of("worker"),
+        init.pid_of("cron"),
+    );
+    let (code, out) = init.ctl(&["restart", "backend"]);
+    assert_eq!(code, 0, "{out}");
+    init.wait_states(&["api=running", "worker=running"]);
+    assert_ne!(init.pid_of("api"), api, "api restarted");
+    assert_ne!(init.pid_of("worker"), worker, "worker restarted");
+    assert_eq!(init.pid_of("cron"), cron, "cron is no member");
+    // supervisorctl's spellings: GROUP:* and GROUP:NAME.
+    let (code, out) = init.ctl(&["status", "backend:*"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("api") && out.contains("worker") && !out.contains("cron"),
+        "{out}"
+    );
+    let (code, out) = init.ctl(&["stop", "backend:worker"]);
+    assert_eq!(code, 0, "{out}");
+    init.wait_states(&["worker=stopped", "api=running"]);
+    let (code, out) = init.ctl(&["status", "nosuch"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("backend"),
+        "the shared name is among the known: {out}"
+    );
+}

@@ -491,6 +491,22 @@ fn finish_spec(
         .into_iter()
         .map(|d| d.name)
         .collect();
+    // A shared name that is a program's (or an instanced table's) would make `restart NAME`
+    // mean two things.
+    if let Some(g) = &spec.member_of
+        && (known.kinds.contains_key(g) || known.groups.contains_key(g))
+    {
+        let (_, line) = split_location(&spec.defined_at);
+        errors.push(ConfigError {
+            file: file.to_path_buf(),
+            line,
+            key: spec.written_as("member_of"),
+            message: format!("`{g}` is the name of a program; member_of needs a name of its own"),
+            fix: Some(format!(
+                "choose another name than `{g}` (a program named so answers to it already)"
+            )),
+        });
+    }
     spec
 }
 

@@ -18,6 +18,7 @@ use super::spec::{
     Backoff, Condition, Kind, LogSettings, OnExhausted, ProgramSpec, RestartPolicy, RlimitSetting,
     StderrMode, StdioMode,
 };
+use super::supervisord_keys::supervisord_key;
 
 /// The keys of a `[program.NAME.log]` table.
 pub(super) const LOG_KEYS: &[&str] = &[
@@ -37,6 +38,7 @@ pub(super) const PROGRAM_KEYS: &[&str] = &[
     "main",
     "depends_on",
     "after",
+    "member_of",
     "ready",
     "ready_timeout",
     "health",
@@ -107,12 +109,7 @@ pub(super) fn read_program(
         r.error(&name_span, &path, message, Some(fix));
     }
     let table = r.table(v, &path)?;
-    r.reject_unknown_keys_with(
-        table,
-        &path,
-        PROGRAM_KEYS,
-        super::supervisord_keys::supervisord_key,
-    );
+    r.reject_unknown_keys_with(table, &path, PROGRAM_KEYS, supervisord_key);
     let key = |k: &str| join(&path, k);
 
     // `forking` is a service whose launcher forks the daemon into the background.
@@ -232,6 +229,16 @@ fn read_flags(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut Pr
     }
     if let Some(v) = get(table, "stdio") {
         spec.stdio = read_stdio(r, v, &join(path, "stdio")).unwrap_or(spec.stdio);
+    }
+    if let Some(v) = get(table, "member_of") {
+        let key = join(path, "member_of");
+        spec.member_of = r.string(v, &key).filter(|name| match name_problem(name) {
+            Some((message, fix)) => {
+                r.error(&v.span(), &key, message, Some(fix));
+                false
+            }
+            None => true,
+        });
     }
 }
 

@@ -536,6 +536,10 @@ pub struct ProgramSpec {
     /// Ordering only (`after = ["redis"]`): it starts once these have started (or are down, or
     /// are not coming up), and stops before them; no requirement, no restart propagation.
     pub after: Vec<String>,
+    /// A name it answers to together with the other programs that give the same one
+    /// (`member_of = "backend"`: `restart backend`, `backend:*`), as supervisord's
+    /// `[group:backend]` members do; not a program name, and nothing but control commands.
+    pub member_of: Option<String>,
     /// Readiness check, if any.
     pub ready: Option<ReadyCheck>,
     /// How long a start may take to become ready.
@@ -638,6 +642,7 @@ impl ProgramSpec {
             main: false,
             depends_on: Vec::new(),
             after: Vec::new(),
+            member_of: None,
             ready: None,
             ready_timeout: Duration::from_secs(60),
             health: None,
