@@ -141,7 +141,8 @@ pub fn path_warnings(config: &Config) -> Vec<String> {
 
 /// Programs whose stop cannot fit the container's stop budget (`[init] stop_timeout`, less
 /// `drain`): alone (its `stop_timeout`, which holds its `pre_stop`), or in a chain along the stop
-/// order (what requires a program, or is ordered after it, stops first, so their times add up).
+/// order (what requires a program, or is ordered after it, stops first, so their times add up;
+/// oneshots have ended by then and count nothing).
 /// The engine kills the container when its grace period ends; ctrlinit kills what is left when
 /// its budget is spent.
 pub fn stop_budget_warnings(config: &Config) -> Vec<String> {
@@ -210,9 +211,16 @@ fn chain_from(
     if let Some(known) = &memo[i] {
         return known.clone();
     }
-    let own = config.programs[i].stop_timeout;
+    // A oneshot has ended by the time the container stops (provisioning, migrations): it
+    // takes none of the budget.
+    let p = &config.programs[i];
+    let own = match p.kind {
+        super::spec::Kind::Oneshot => Duration::ZERO,
+        super::spec::Kind::Service => p.stop_timeout,
+    };
+    let me = if own.is_zero() { vec![] } else { vec![i] };
     if depth > config.programs.len() {
-        return (own, vec![i]); // a cycle; validation refuses one
+        return (own, me); // a cycle; validation refuses one
     }
     let before: Vec<usize> = graph
         .dependents(i)
@@ -226,10 +234,10 @@ fn chain_from(
         .max_by_key(|(t, _)| *t);
     let result = match longest {
         Some((t, mut chain)) => {
-            chain.push(i);
+            chain.extend(me);
             (t + own, chain)
         }
-        None => (own, vec![i]),
+        None => (own, me),
     };
     memo[i] = Some(result.clone());
     result
