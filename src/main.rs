@@ -9,7 +9,7 @@ use ctrlinit::cli::{ctl, graph};
 use std::sync::Arc;
 
 use ctrlinit::api::server;
-use ctrlinit::config::preflight::{command_problems, path_warnings};
+use ctrlinit::config::preflight::{command_problems, path_warnings, stop_budget_warnings};
 use ctrlinit::config::{self, LoadOptions};
 use ctrlinit::crash::CorePattern;
 use ctrlinit::logs::{Logs, OwnLogLayer};
@@ -27,7 +27,11 @@ fn main() -> ExitCode {
     match cli.command {
         None => run_init(&cli, Vec::new()),
         Some(Command::Run { ref main }) => run_init(&cli, main.clone()),
-        Some(Command::Check { ref main, strict }) => check(&cli, main.clone(), strict),
+        Some(Command::Check {
+            ref main,
+            strict,
+            build,
+        }) => check(&cli, main.clone(), strict, build),
         Some(Command::Import {
             from,
             ref input,
@@ -43,9 +47,21 @@ fn client_socket(cli: &Cli) -> std::path::PathBuf {
     if let Some(s) = &cli.socket {
         return s.clone();
     }
-    config::load_dir(&load_options(cli, Vec::new()))
-        .map(|c| c.init.socket)
-        .unwrap_or_else(|_| config::InitSettings::default().socket)
+    let init = config::load_dir(&load_options(cli, Vec::new()))
+        .map(|c| c.init)
+        .unwrap_or_default();
+    // A default socket that is not there may have gone to this user's private fallback (an
+    // init that could not write the default place, see `place_socket`).
+    if !init.chosen.socket && !init.socket.exists() {
+        let uid = nix::unistd::geteuid().as_raw();
+        if let Some(private) = server::fallback_candidates(uid)
+            .into_iter()
+            .find(|p| p.exists())
+        {
+            return private;
+        }
+    }
+    init.socket
 }
 
 fn client(cli: &Cli, cmd: &Command) -> u8 {
@@ -111,13 +127,20 @@ fn load_options(cli: &Cli, main: Vec<String>) -> LoadOptions {
     }
 }
 
-fn check(cli: &Cli, main: Vec<String>, strict: bool) -> ExitCode {
-    match config::load_dir(&load_options(cli, main)) {
+fn check(cli: &Cli, main: Vec<String>, strict: bool, build: bool) -> ExitCode {
+    let opts = load_options(cli, main);
+    let loaded = if build {
+        config::load_for_build(&opts)
+    } else {
+        config::load_dir(&opts)
+    };
+    match loaded {
         Ok(mut config) => {
             // What `run` would use: CTRLINIT_LOG_DIR and friends win over the files.
             config::Overrides::from_env(cli.socket.clone()).apply(&mut config);
             let mut warnings = config.warnings.clone();
             warnings.extend(path_warnings(&config));
+            warnings.extend(stop_budget_warnings(&config));
             let levels = config::describe::start_levels(&config);
             print!("{}", render_start_order(&levels, &warnings));
             let problems = command_problems(&config);
@@ -217,13 +240,14 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());
     let load = load_options(cli, main);
     let overrides = config::Overrides::from_env(cli.socket.clone());
-    let config = match config::load_with(&load, &overrides) {
+    let mut config = match config::load_with(&load, &overrides) {
         Ok(c) => c,
         Err(errors) => {
             eprint!("ctrlinit: not starting anything: {errors}");
             return ExitCode::from(EXIT_CONFIG);
         }
     };
+    let socket = place_socket(&mut config.init);
     let config = std::sync::Arc::new(config);
     let default_level = if forward_to.is_some() { "warn" } else { "info" };
     let level = config.init.log_level.as_deref().unwrap_or(default_level);
@@ -234,6 +258,7 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    say_fallbacks(logs.fallbacks(), &socket);
     let opts = RunOptions {
         role: sys::init::Role::Pid1,
         forward_to,
@@ -241,21 +266,97 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
         load,
         overrides,
     };
-    let code = match start(config, mask, opts) {
-        Ok(code) => code,
+    // `--remap-exit` and `-e` apply to the status the run ends with (the main program's, 0 or
+    // `exit_code`), not to ctrlinit's own failures.
+    let code = match start(config, mask, opts, socket.off) {
+        Ok(code) => cli.remapped(code.clamp(0, 255) as u8),
         Err(e) => {
             tracing::error!("{e:#}");
             1
         }
     };
     logs.shutdown();
-    ExitCode::from(code.clamp(0, 255) as u8)
+    ExitCode::from(code)
+}
+
+/// Where the control socket goes: its place, or (a default place that cannot be written) a
+/// private directory ctrlinit can make, or none at all.
+struct SocketPlace {
+    /// No control socket: nowhere could hold one.
+    off: bool,
+    /// Why it is not where the defaults put it, with the fix (`None`: it is).
+    note: Option<String>,
+}
+
+/// Moves a default control socket that cannot be placed to a private directory (or turns it
+/// off); a chosen one stays where it was chosen, and fails at bind time if it must.
+fn place_socket(init: &mut config::InitSettings) -> SocketPlace {
+    let placed = |note| SocketPlace { off: false, note };
+    if init.chosen.socket {
+        return placed(None);
+    }
+    let Err(why) = server::place_writable(&init.socket) else {
+        return placed(None);
+    };
+    let fix = "set CTRLINIT_SOCKET to a writable place, or mount a writable directory there";
+    match server::private_fallback() {
+        Some(private) => {
+            let note = format!(
+                "the control socket is {}, where clients of this user find it ({}: {why}; {fix})",
+                private.display(),
+                init.socket.display()
+            );
+            init.socket = private;
+            placed(Some(note))
+        }
+        None => SocketPlace {
+            off: true,
+            note: Some(format!(
+                "there is no control socket ({}: {why}, nor /tmp or /dev/shm; {fix})",
+                init.socket.display()
+            )),
+        },
+    }
+}
+
+/// Says at once, in one warning, what defaults that cannot be written turned off.
+fn say_fallbacks(dirs: &[String], socket: &SocketPlace) {
+    let all: Vec<&str> = dirs
+        .iter()
+        .map(String::as_str)
+        .chain(socket.note.as_deref())
+        .collect();
+    if all.is_empty() {
+        return;
+    }
+    tracing::warn!(
+        "running as uid {} where ctrlinit's default places cannot be written: {}",
+        nix::unistd::geteuid(),
+        all.join("; ")
+    );
+}
+
+/// The control socket's listener (`None` when it is off), its placement warnings logged.
+fn bind_control(
+    socket: &std::path::Path,
+    gid: Option<u32>,
+    off: bool,
+) -> anyhow::Result<Option<std::os::unix::net::UnixListener>> {
+    if off {
+        return Ok(None);
+    }
+    let bound = server::bind(socket, gid).map_err(|e| anyhow::anyhow!(e))?;
+    for w in &bound.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(Some(bound.listener))
 }
 
 fn start(
     config: Arc<config::Config>,
     mask: nix::sys::signal::SigSet,
     mut opts: RunOptions,
+    socket_off: bool,
 ) -> anyhow::Result<i32> {
     let role = sys::init::take_reaper_role().context("failed to become a child subreaper")?;
     opts.role = role;
@@ -296,11 +397,7 @@ fn start(
             ),
             None => None,
         };
-        let bound = server::bind(&socket, socket_gid).map_err(|e| anyhow::anyhow!(e))?;
-        for w in &bound.warnings {
-            tracing::warn!("{w}");
-        }
-        let listener = bound.listener;
+        let listener = bind_control(&socket, socket_gid, socket_off)?;
         let http = match config.init.http {
             Some(addr) => Some(std::net::TcpListener::bind(addr).map_err(|e| {
                 anyhow::anyhow!(

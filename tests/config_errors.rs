@@ -307,6 +307,35 @@ fn each_error_class_alone_exits_2_with_its_message() {
             ],
         ),
         (
+            "a supervisord key by habit",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nautorestart = true\n",
+            )],
+            &[
+                "a.toml:3: program.web.autorestart: `autorestart` is supervisord's key; ctrlinit's for the same thing is `restart`",
+                "ctrlinit import",
+            ],
+        ),
+        (
+            "missing after",
+            &[(
+                "a.toml",
+                "[program.web]\ncommand = [\"/bin/true\"]\nafter = [\"redis\"]\n",
+            )],
+            &[
+                "a.toml:3: program.web.after.redis: `web` is ordered after `redis`, which is not defined",
+            ],
+        ),
+        (
+            "cycle across depends_on and after",
+            &[(
+                "a.toml",
+                "[program.a]\ncommand = [\"/bin/true\"]\ndepends_on = [\"b\"]\n\n[program.b]\ncommand = [\"/bin/true\"]\nafter = [\"a\"]\n",
+            )],
+            &["dependency cycle: ", "(depends_on or after)"],
+        ),
+        (
             "misspelt dependency",
             &[(
                 "a.toml",
@@ -499,6 +528,44 @@ depends_on = { db = "ready", cache = { condition = "started", restart = true } }
 }
 
 #[test]
+fn after_orders_the_start_in_check_and_graph() {
+    let (_dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.redis]
+command = ["/bin/true"]
+
+[program.aworker]
+command = ["/bin/true"]
+after = ["redis"]
+"#,
+    )]);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let worker = ran
+        .stdout
+        .lines()
+        .find(|l| l.contains(" aworker ("))
+        .unwrap();
+    assert!(
+        worker.contains("2.") && worker.contains("after: redis"),
+        "{}",
+        ran.stdout
+    );
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(["--socket", "/nonexistent/sock", "--config-dir"])
+        .arg(&conf)
+        .arg("graph");
+    let ran = run_with_deadline(cmd, DEADLINE);
+    assert!(
+        ran.stdout
+            .contains("\"redis\" -> \"aworker\" [label=\"after\", style=dashed];"),
+        "{}",
+        ran.all()
+    );
+}
+
+#[test]
 fn check_with_a_double_dash_command_needs_no_config_dir() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope");
@@ -572,12 +639,12 @@ finish = ["/nonexistent/hook"]
     let ran = check_config(&conf);
     assert_eq!(ran.code, 0, "warnings only: {ran:?}");
     for says in [
-        "warning: program.ghost.command: \"/nonexistent/ghost\" does not exist; it will fail to start (exit status 127)",
+        "a.toml:2: program.ghost.command: \"/nonexistent/ghost\" does not exist; it will fail to start (exit status 127)",
         "fix: install it in the image, or correct program.ghost.command",
-        "warning: program.noexec.command:",
+        "a.toml:5: program.noexec.command:",
         "is not executable (no x bit); it will fail to start (exit status 126)",
-        "warning: program.nowhere.command: \"no-such-program-anywhere\" is on no directory of PATH",
-        "warning: program.fine.finish: \"/nonexistent/hook\" does not exist",
+        "a.toml:8: program.nowhere.command: \"no-such-program-anywhere\" is on no directory of PATH",
+        "a.toml:11: program.fine.finish: \"/nonexistent/hook\" does not exist",
     ] {
         assert!(
             ran.stdout.contains(says),
@@ -601,9 +668,57 @@ finish = ["/nonexistent/hook"]
         strict
             .stderr
             .contains("4 problems (an error with --strict):")
-            && strict.stderr.contains("error: program.ghost.command:"),
+            && strict.stderr.contains("a.toml:2: program.ghost.command:"),
         "{}",
         strict.stderr
+    );
+}
+
+#[test]
+fn check_build_takes_unset_variables_as_notes_and_stop_budgets_are_warned_about() {
+    let (_dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.api]
+command = ["/bin/sleep", "${API_PORT_H_DROPIN}"]
+stop_timeout = "10s"
+
+[program.db]
+command = ["/bin/true"]
+stop_timeout = "5s"
+
+[program.web]
+command = ["/bin/true"]
+depends_on = ["db"]
+stop_timeout = "6s"
+"#,
+    )]);
+    // Where the image is built, the container's variables are not there: a note, not an error.
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 2, "without --build it is an error: {ran:?}");
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(["check", "--build", "--config-dir"]).arg(&conf);
+    let ran = run_with_deadline(cmd, DEADLINE);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    assert!(
+        ran.stdout.contains("note: ")
+            && ran.stdout.contains("a.toml:3: program.api.command[1]: environment variable API_PORT_H_DROPIN is not set")
+            && ran.stdout.contains("checked at start"),
+        "{}",
+        ran.stdout
+    );
+    // A program alone, and a chain along the stop order (web stops, then db), over 9 s.
+    assert!(
+        ran.stdout.contains("warning: program.api.stop_timeout 10s: more than the container's stop budget ([init] stop_timeout 9s)"),
+        "{}",
+        ran.stdout
+    );
+    assert!(
+        ran.stdout.contains(
+            "stopping web 6s then db 5s one after the other (the stop order) takes up to 11s"
+        ),
+        "{}",
+        ran.stdout
     );
 }
 

@@ -194,6 +194,8 @@ fn status_wait_returns_as_soon_as_the_state_holds_and_exits_1_on_timeout() {
     assert!(took >= Duration::from_millis(500), "{took:?}");
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(out.contains("late is running"), "{out}");
+    // The timeout given, not what was left of it once connected ("timed out after 499ms").
+    assert!(out.contains("timed out after 500ms"), "{out}");
     // Alternatives, and several conditions at once.
     let (code, out) = init.ctl(&[
         "status",
@@ -751,4 +753,44 @@ fn unknown_programs_are_exit_2_with_the_known_names() {
     for name in ["a", "b", "c", "d"] {
         assert_eq!(init.program_json(name)["state"], "running");
     }
+}
+
+#[test]
+fn a_member_of_name_takes_its_programs_as_supervisorctl_groups_did() {
+    let init = init()
+        .file(
+            "a.toml",
+            &format!(
+                "[program.api]\ncommand = {SLEEPER}\nmember_of = \"backend\"\n[program.worker]\ncommand = {SLEEPER}\nmember_of = \"backend\"\n[program.cron]\ncommand = {SLEEPER}\n"
+            ),
+        )
+        .start();
+    init.wait_states(&["api=running", "worker=running", "cron=running"]);
+    let (api, worker, cron) = (
+        init.pid_of("api"),
+        init.pid_of("worker"),
+        init.pid_of("cron"),
+    );
+    let (code, out) = init.ctl(&["restart", "backend"]);
+    assert_eq!(code, 0, "{out}");
+    init.wait_states(&["api=running", "worker=running"]);
+    assert_ne!(init.pid_of("api"), api, "api restarted");
+    assert_ne!(init.pid_of("worker"), worker, "worker restarted");
+    assert_eq!(init.pid_of("cron"), cron, "cron is no member");
+    // supervisorctl's spellings: GROUP:* and GROUP:NAME.
+    let (code, out) = init.ctl(&["status", "backend:*"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("api") && out.contains("worker") && !out.contains("cron"),
+        "{out}"
+    );
+    let (code, out) = init.ctl(&["stop", "backend:worker"]);
+    assert_eq!(code, 0, "{out}");
+    init.wait_states(&["worker=stopped", "api=running"]);
+    let (code, out) = init.ctl(&["status", "nosuch"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("backend"),
+        "the shared name is among the known: {out}"
+    );
 }

@@ -17,7 +17,9 @@
 #      `ctrlinit -- CMD` passes CMD's exit status through;
 #   8. as tini: `docker run -i` (piped stdin), `-t` (a terminal) and `-it` (an interactive shell
 #      typed into through script(1), its exit status the container's); a program's setsid
-#      daemons are its own (counted, not leaked by restarts, stopped with it).
+#      daemons are its own (counted, not leaked by restarts, stopped with it);
+#   9. tini's zero requirements: `--user 1000`, `--read-only` and both, in `--` mode and with a
+#      config: the command runs, one warning says what is off; a chosen unwritable path is an error.
 #
 # When `docker info` fails, prints "docker e2e: skipped: <why>" and exits 0.
 # Environment: CTRLINIT_STATIC_BIN (use this binary instead of building one), BUSYBOX (a static
@@ -565,6 +567,45 @@ else
 fi
 scores=$(scores_of)
 check "hardening: without CAP_SYS_RESOURCE both keep the container's score (got '$scores')" test "$scores" = "0 0"
+
+# ---- 9. tini's zero requirements: --user, --read-only, both (issue 23) --------------------------
+# Nothing of ctrlinit's defaults can be written (/var/log/ctrlinit, /var/crash/ctrlinit, /run are
+# root's, or the root is read-only): the command still runs, logs go to the console only, crash
+# reports are off, and the socket is in a private directory (/tmp, or /dev/shm under
+# --read-only), said in one warning with the CTRLINIT_* fix. With a config, a client of the same
+# user finds that socket.
+mkdir -p "$WORK/zero/conf.d"
+cat >"$WORK/zero/conf.d/10-test.toml" <<'TOML'
+[program.job]
+main = true
+restart = "never"
+command = ["/bin/sh", "-c", "/usr/bin/ctrlinit status job && echo client-reached-init"]
+TOML
+chmod 0755 "$WORK/zero/conf.d"
+chmod 0644 "$WORK/zero/conf.d/10-test.toml"
+for flags in "--user 1000" "--read-only" "--user 1000 --read-only"; do
+    # shellcheck disable=SC2086
+    out=$(timeout 30 docker run --rm $flags --name "$PREFIX-zero" "$IMAGE" -- /bin/sh -c 'echo ran as $(id -u)' 2>&1) &&
+        code=0 || code=$?
+    check "zero requirements ($flags): 'ctrlinit -- CMD' runs CMD and exits 0 (got $code)" test "$code" = 0
+    check "zero requirements ($flags): CMD ran" grep -q '^ran as ' <<<"$out"
+    n=$(grep -c "default places cannot be written" <<<"$out" || true)
+    check "zero requirements ($flags): one warning line says what is off (got $n)" test "$n" = 1
+    check "zero requirements ($flags): the warning names CTRLINIT_LOG_DIR, CTRLINIT_CRASH_DIR and CTRLINIT_SOCKET" \
+        sh -c 'grep "default places" | grep CTRLINIT_LOG_DIR | grep CTRLINIT_CRASH_DIR | grep -q CTRLINIT_SOCKET' <<<"$out"
+    # shellcheck disable=SC2086
+    out=$(timeout 30 docker run --rm $flags --name "$PREFIX-zero" \
+        -v "$WORK/zero/conf.d:/etc/ctrlinit/conf.d:ro" "$IMAGE" 2>&1) && code=0 || code=$?
+    check "zero requirements ($flags): a config runs and exits 0 (got $code)" test "$code" = 0
+    check "zero requirements ($flags): ctrlinit status inside reached the init at its private socket" \
+        grep -q client-reached-init <<<"$out"
+    [ "$code" = 0 ] || say "$out"
+done
+# A place chosen explicitly that cannot be written stays an error.
+out=$(timeout 30 docker run --rm --read-only -e CTRLINIT_LOG_DIR=/var/log/chosen --name "$PREFIX-zero" \
+    "$IMAGE" -- /bin/true 2>&1) && code=0 || code=$?
+check "zero requirements: a chosen CTRLINIT_LOG_DIR that cannot be written is an error (exit 1, got $code)" test "$code" = 1
+check "zero requirements: the error names the chosen log_dir" grep -q 'cannot use \[init\] log_dir /var/log/chosen' <<<"$out"
 
 echo "docker e2e: took $(($(date +%s) - STARTED)) s"
 finish_checks "docker e2e"

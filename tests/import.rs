@@ -342,6 +342,20 @@ fn unreadable_or_invalid_input_exits_2_with_file_and_line() {
     write("percent.conf", "[program:web]\ncommand=date +%Y\n");
     write("nocommand.conf", "[program:web]\nautostart=true\n");
     write("quote.conf", "[program:web]\ncommand=sh -c 'unclosed\n");
+    // Python would try to pad to ten billion characters; the import once aborted on it.
+    write(
+        "width.conf",
+        "[program:web]\ncommand=/bin/echo %(program_name)9999999999s\n",
+    );
+    write(
+        "precision.conf",
+        "[program:web]\nnumprocs=2\nprocess_name=%(program_name)s_%(process_num)d\ncommand=/bin/echo %(process_num)0.99999999999999999999d\n",
+    );
+    // No command, path or variable can hold a NUL byte: `check` would refuse the output.
+    write(
+        "nul.conf",
+        "[program:web]\ncommand=/bin/echo a\u{0}b\nautostart=true\n",
+    );
     for (file, says) in [
         (
             "syntax.conf",
@@ -376,6 +390,15 @@ fn unreadable_or_invalid_input_exits_2_with_file_and_line() {
             vec!["nocommand.conf:1:", "does not specify a command"],
         ),
         ("quote.conf", vec!["quote.conf:2:", "No closing quotation"]),
+        (
+            "width.conf",
+            vec!["width.conf:2:", "width 9999999999", "over 4096"],
+        ),
+        (
+            "precision.conf",
+            vec!["precision.conf:4:", "precision", "over 4096"],
+        ),
+        ("nul.conf", vec!["nul.conf:2:", "NUL byte"]),
         ("missing.conf", vec!["missing.conf", "cannot read the file"]),
     ] {
         let out = d.join(format!("out-{file}"));
@@ -435,6 +458,28 @@ fn output_that_cannot_be_written_exits_1() {
         "{}",
         ran.stderr
     );
+}
+
+#[test]
+fn an_include_over_the_whole_tree_stops_at_the_walk_limit() {
+    // Once walked the whole file system (past 120 s, 2.4 GB) before the file cap applied.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("main.conf"),
+        "[program:a]\ncommand=/bin/true\n[include]\nfiles = /*/*/*/*/*/*/*/*\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let ran = import_in(dir.path(), &["main.conf", "-o", out.to_str().unwrap()]);
+    assert_eq!(ran.code, 2, "{}", ran.all());
+    assert!(ran.stderr.contains("main.conf:4:"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("over the limit"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("fix: name the directories"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!out.exists());
 }
 
 #[test]

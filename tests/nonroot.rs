@@ -152,3 +152,136 @@ group = "root"
     assert!(ran.all().contains("not starting anything"), "{ran:?}");
     assert!(!dir.path().join("out/started").exists());
 }
+
+/// Runs `ctrlinit --config-dir CONF ARGS…` as nobody with nothing given: no CTRLINIT_* paths,
+/// so every default place is root's. `TMPDIR` is the test's own (the private socket goes there,
+/// not into a /tmp other tests share).
+fn run_with_the_defaults_as_nobody(dir: &Path, conf: &Path, args: &[&str]) -> Ran {
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--pid", "--fork", "--mount-proc", "--kill-child", "setpriv"]);
+    as_nobody(&mut cmd)
+        .arg(bin())
+        .arg("--config-dir")
+        .arg(conf)
+        .args(args)
+        .env_remove("CTRLINIT_LOG")
+        .env_remove("CTRLINIT_SOCKET")
+        .env_remove("CTRLINIT_LOG_DIR")
+        .env_remove("CTRLINIT_CRASH_DIR")
+        .env("TMPDIR", dir.join("out"));
+    run_with_deadline(cmd, DEADLINE)
+}
+
+/// The one warning a run with unwritable defaults gives: what is off, each with its fix.
+fn assert_one_fallback_warning(ran: &Ran, socket: &Path) {
+    let all = ran.all();
+    let warnings: Vec<&str> = all
+        .lines()
+        .filter(|l| l.contains("default places cannot be written"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{ran:?}");
+    for says in [
+        "logs go to the console only",
+        "CTRLINIT_LOG_DIR",
+        "crash reports are off",
+        "CTRLINIT_CRASH_DIR",
+        &format!("the control socket is {}", socket.display()),
+        "CTRLINIT_SOCKET",
+    ] {
+        assert!(warnings[0].contains(says), "{says:?} in {}", warnings[0]);
+    }
+}
+
+#[test]
+fn a_non_root_run_with_the_defaults_still_runs_its_command() {
+    // tini needs nothing writable; `docker run --user 1000 IMAGE -- id` once exited 1 here.
+    let (dir, _) = nobody_config(&[]);
+    let ran = run_with_the_defaults_as_nobody(
+        dir.path(),
+        Path::new("/nonexistent/conf.d"),
+        &["--", "/bin/sh", "-c", "echo ran as $(id -u)"],
+    );
+    assert_eq!(ran.code, 0, "{ran:?}");
+    assert!(ran.stdout.contains(&format!("ran as {NOBODY}")), "{ran:?}");
+    let socket = dir
+        .path()
+        .join(format!("out/ctrlinit-{NOBODY}/ctrlinit.sock"));
+    assert_one_fallback_warning(&ran, &socket);
+}
+
+#[test]
+fn a_non_root_config_with_the_defaults_runs_and_its_clients_find_the_socket() {
+    let (dir, conf) = nobody_config(&[(
+        "a.toml",
+        &format!(
+            r#"
+[program.job]
+main = true
+restart = "never"
+command = ["/bin/sh", "-c", "{bin} status job > {{dir}}/out/status; echo status $?"]
+"#,
+            bin = bin()
+        ),
+    )]);
+    let ran = run_with_the_defaults_as_nobody(dir.path(), &conf, &[]);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let socket = dir
+        .path()
+        .join(format!("out/ctrlinit-{NOBODY}/ctrlinit.sock"));
+    assert_one_fallback_warning(&ran, &socket);
+    // A client of the same user, given nothing, reached the init at its private socket.
+    let status = std::fs::read_to_string(dir.path().join("out/status")).unwrap();
+    assert!(status.contains("job"), "{status} {ran:?}");
+    assert!(ran.all().contains("status 0"), "{ran:?}");
+}
+
+#[test]
+fn a_chosen_place_that_cannot_be_written_is_still_an_error() {
+    let (dir, _) = nobody_config(&[]);
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--pid", "--fork", "--mount-proc", "--kill-child", "setpriv"]);
+    as_nobody(&mut cmd)
+        .arg(bin())
+        .args(["--config-dir", "/nonexistent/conf.d", "--", "/bin/true"])
+        .env("CTRLINIT_LOG_DIR", "/var/log/ctrlinit-chosen")
+        .env("TMPDIR", dir.path().join("out"));
+    let ran = run_with_deadline(cmd, DEADLINE);
+    assert_eq!(ran.code, 1, "{ran:?}");
+    assert!(
+        ran.stderr
+            .contains("cannot use [init] log_dir /var/log/ctrlinit-chosen"),
+        "{ran:?}"
+    );
+}
+
+#[test]
+fn a_read_only_root_with_the_defaults_still_runs_its_command() {
+    // As `docker run --read-only`: root, but /var and /run cannot be written (read-only mounts
+    // in a mount namespace of the test's own); /dev/shm stays writable, as Docker leaves it.
+    let shm = tempfile::tempdir().unwrap();
+    let script = format!(
+        "mount -t tmpfs -o ro none /var && mount -t tmpfs -o ro none /run && exec {} --config-dir /nonexistent/conf.d -- /bin/sh -c 'echo ok'",
+        bin()
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args([
+        "--mount",
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        "--kill-child",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .env_remove("CTRLINIT_LOG")
+    .env_remove("CTRLINIT_SOCKET")
+    .env_remove("CTRLINIT_LOG_DIR")
+    .env_remove("CTRLINIT_CRASH_DIR")
+    .env("TMPDIR", shm.path());
+    let ran = run_with_deadline(cmd, DEADLINE);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    assert!(ran.stdout.contains("ok"), "{ran:?}");
+    assert_one_fallback_warning(&ran, &shm.path().join("ctrlinit-0/ctrlinit.sock"));
+    assert!(ran.all().contains("Read-only file system"), "{ran:?}");
+}

@@ -250,6 +250,66 @@ fn a_missing_double_dash_program_exits_127() {
 }
 
 #[test]
+fn remap_exit_and_tinis_e_turn_a_status_into_another() {
+    // Killed by SIGTERM: 143, which `-e 143` (tini's flag) counts as success.
+    let mut init = init()
+        .arg("-e")
+        .arg("143")
+        .arg("--")
+        .arg("/bin/sh")
+        .arg("-c")
+        .arg("kill -TERM $$")
+        .start();
+    assert_eq!(init.wait_exit(DEADLINE), 0, "{}", init.output());
+    let mut init = init_with_remap("3=9", "exit 3");
+    assert_eq!(init.wait_exit(DEADLINE), 9, "{}", init.output());
+    // Other statuses pass as they are.
+    let mut init = init_with_remap("3=9", "exit 4");
+    assert_eq!(init.wait_exit(DEADLINE), 4, "{}", init.output());
+}
+
+fn init_with_remap(remap: &str, script: &str) -> common::Init {
+    init()
+        .arg("--remap-exit")
+        .arg(remap)
+        .arg("--")
+        .arg("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .start()
+}
+
+#[test]
+fn a_first_word_that_is_no_command_says_how_to_run_it_as_the_main_process() {
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.arg("sh");
+    let ran = common::run_with_deadline(cmd, DEADLINE);
+    assert_eq!(ran.code, 2, "{}", ran.all());
+    assert!(
+        ran.stderr.contains("`sh` is not a ctrlinit command"),
+        "{}",
+        ran.all()
+    );
+    assert!(ran.stderr.contains("ctrlinit -- sh"), "{}", ran.all());
+    assert!(
+        !ran.stderr.contains("similar"),
+        "no look-alike command suggested: {}",
+        ran.all()
+    );
+    // `--help` shows the `--` form first.
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.arg("--help");
+    let ran = common::run_with_deadline(cmd, DEADLINE);
+    assert_eq!(ran.code, 0, "{}", ran.all());
+    let usage = ran
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Usage:"))
+        .unwrap_or("");
+    assert!(usage.contains("-- CMD [ARGS]..."), "{}", ran.stdout);
+}
+
+#[test]
 fn a_double_dash_run_says_nothing_of_its_own_unless_something_goes_wrong() {
     let mut init = init()
         .env("CTRLINIT_LOG", "")
@@ -274,6 +334,33 @@ fn a_double_dash_run_says_nothing_of_its_own_unless_something_goes_wrong() {
     assert_eq!(failing.wait_exit(DEADLINE), 127);
     let out = failing.output();
     assert!(out.contains("cannot execute \"/no/such/program\""), "{out}");
+    // The fix names what the user wrote, not a key they never wrote.
+    assert!(
+        out.contains("or correct the command given after --"),
+        "{out}"
+    );
+    assert!(!out.contains("program.main"), "{out}");
+    // And so does `check`.
+    let ran = common::run_with_deadline(
+        {
+            let mut c = std::process::Command::new(common::bin());
+            c.args([
+                "--config-dir",
+                "/nonexistent-dir",
+                "check",
+                "--",
+                "/no/such/program",
+            ]);
+            c
+        },
+        DEADLINE,
+    );
+    assert!(
+        ran.stdout.contains("the command given after --"),
+        "{}",
+        ran.all()
+    );
+    assert!(!ran.all().contains("program.main"), "{}", ran.all());
 }
 
 #[test]

@@ -27,7 +27,7 @@ use crate::model::protocol::{ErrorKind, Response};
 use crate::supervisor::control::Control;
 use crate::supervisor::events::EventLog;
 
-pub use super::socket_file::{Bound, bind};
+pub use super::socket_file::{Bound, bind, fallback_candidates, place_writable, private_fallback};
 
 /// The running control server, as the init's exit sees it.
 pub struct Server {
@@ -50,7 +50,7 @@ impl Server {
 /// answers never take the supervisor's thread (which only builds snapshots and applies changes).
 /// The thread runs at a lower priority: under contention, restarts go first.
 pub fn start_thread(
-    listener: std::os::unix::net::UnixListener,
+    listener: Option<std::os::unix::net::UnixListener>,
     events: Arc<EventLog>,
     control: mpsc::UnboundedSender<Control>,
     logs: mpsc::UnboundedSender<LogCommand>,
@@ -58,9 +58,10 @@ pub fn start_thread(
     path: PathBuf,
     http: Option<std::net::TcpListener>,
 ) -> Result<Server, String> {
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("cannot set the control socket non-blocking: {e}"))?;
+    if let Some(l) = &listener {
+        l.set_nonblocking(true)
+            .map_err(|e| format!("cannot set the control socket non-blocking: {e}"))?;
+    }
     if let Some(h) = &http {
         h.set_nonblocking(true)
             .map_err(|e| format!("cannot set the probe endpoint non-blocking: {e}"))?;
@@ -99,9 +100,11 @@ pub fn start_thread(
                         Err(e) => warn!("probe endpoint: {e}"),
                     }
                 }
-                match UnixListener::from_std(listener) {
-                    Ok(l) => serve(l, handles, slots, path).await,
-                    Err(e) => warn!("control socket: {e}"),
+                // No socket at all: nowhere could hold one (said at start).
+                match listener.map(UnixListener::from_std) {
+                    Some(Ok(l)) => serve(l, handles, slots, path).await,
+                    Some(Err(e)) => warn!("control socket: {e}"),
+                    None => {}
                 }
                 // The connections still being served finish their writes; the init's exit waits
                 // for them (bounded) in `Server::drain`.

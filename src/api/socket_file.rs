@@ -63,3 +63,46 @@ fn replace_stale(path: &Path) -> Result<(), String> {
     std::fs::remove_file(path)
         .map_err(|e| format!("cannot remove the stale socket {}: {e}", path.display()))
 }
+
+/// Where the control socket goes when its default place cannot be written (a non-root user, a
+/// read-only root): a directory of ctrlinit's own user, mode 0700, in `$TMPDIR` (when set),
+/// `/tmp` or `/dev/shm` (a tmpfs Docker gives even a `--read-only` container). Clients of the
+/// same user look there too.
+pub fn fallback_candidates(uid: u32) -> Vec<std::path::PathBuf> {
+    let tmpdir = std::env::var_os("TMPDIR")
+        .map(std::path::PathBuf::from)
+        .filter(|d| d.is_absolute());
+    tmpdir
+        .into_iter()
+        .chain(["/tmp", "/dev/shm"].map(std::path::PathBuf::from))
+        .map(|base| base.join(format!("ctrlinit-{uid}")).join("ctrlinit.sock"))
+        .collect()
+}
+
+/// Whether ctrlinit can create a socket in `path`'s directory (creating the directory first).
+pub fn place_writable(path: &Path) -> Result<(), String> {
+    let dir = dir_of(path);
+    let _ = std::fs::create_dir_all(&dir);
+    nix::unistd::access(
+        &dir,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+    )
+    .map_err(|e| format!("cannot write {}: {}", dir.display(), e.desc()))
+}
+
+/// The first fallback place whose private directory ctrlinit could make (or finds already made
+/// by its own user, closed to everyone else); `None` when there is none.
+pub fn private_fallback() -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let uid = nix::unistd::geteuid().as_raw();
+    fallback_candidates(uid).into_iter().find(|sock| {
+        let dir = dir_of(sock);
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        // A directory someone else made (or a link) in a world-writable /tmp is not ours.
+        std::fs::symlink_metadata(&dir).is_ok_and(|m| {
+            m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0
+        }) && place_writable(sock).is_ok()
+            // Another init of this user already serves there (a shared host).
+            && UnixStream::connect(sock).is_err()
+    })
+}

@@ -7,9 +7,15 @@ use clap::{Parser, Subcommand};
 
 use super::graph::Format;
 
+/// How to call it, the tini way first: the form a user coming from tini reaches for.
+const USAGE: &str =
+    "ctrlinit [OPTIONS] -- CMD [ARGS]...   run CMD as the container's main process (as tini does)
+       ctrlinit [OPTIONS] [run]              run the programs of the config directory
+       ctrlinit [OPTIONS] COMMAND            talk to a running ctrlinit (status, restart, logs …)";
+
 /// ctrlinit: init and process supervisor for multi-process containers.
 #[derive(Debug, Parser)]
-#[command(name = "ctrlinit", version, about)]
+#[command(name = "ctrlinit", version, about, override_usage = USAGE)]
 pub struct Cli {
     /// Configuration directory: every *.toml in it is read in lexical order.
     #[arg(
@@ -25,6 +31,16 @@ pub struct Cli {
     #[arg(long, global = true, env = "CTRLINIT_SOCKET", value_name = "PATH")]
     pub socket: Option<PathBuf>,
 
+    /// Exit status FROM of the container counts as TO (`--remap-exit 143=0`: a main program
+    /// killed by the stop's SIGTERM exits 0). Repeatable.
+    #[arg(long, value_name = "FROM=TO", value_parser = remap)]
+    pub remap_exit: Vec<(u8, u8)>,
+
+    /// tini's `-e CODE`: exit status CODE counts as success (as `--remap-exit CODE=0`).
+    /// Repeatable.
+    #[arg(short = 'e', value_name = "CODE")]
+    pub success_exit: Vec<u8>,
+
     /// What to do; without one, run the init (`ctrlinit -- CMD ARGS…` runs CMD as the main
     /// program, as `ctrlinit run -- CMD ARGS…` does).
     #[command(subcommand)]
@@ -32,6 +48,17 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// The container's exit status `code` after `--remap-exit` and `-e`.
+    pub fn remapped(&self, code: u8) -> u8 {
+        if self.success_exit.contains(&code) {
+            return 0;
+        }
+        self.remap_exit
+            .iter()
+            .find(|(from, _)| *from == code)
+            .map_or(code, |(_, to)| *to)
+    }
+
     /// Parses the process's arguments. `ctrlinit [OPTIONS] -- CMD…` (the tini-style entry point)
     /// is read as `ctrlinit [OPTIONS] run -- CMD…`.
     pub fn parse_args() -> Self {
@@ -44,9 +71,36 @@ impl Cli {
                 let _ = e.print();
                 std::process::exit(1);
             }
+            if let Some(word) = not_a_command(&e) {
+                eprintln!("{}", forgot_double_dash(&word));
+                std::process::exit(2);
+            }
             e.exit()
         })
     }
+}
+
+/// The first word, when clap refused it for being no subcommand (`ctrlinit sh`).
+fn not_a_command(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    match e.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// What to say to `ctrlinit sh`: most likely a command meant as the main process, `--` left out
+/// (`docker run IMAGE sh` with `ENTRYPOINT ["ctrlinit"]`).
+pub fn forgot_double_dash(word: &str) -> String {
+    format!(
+        "ctrlinit: `{word}` is not a ctrlinit command
+    to run it as the container's main process (as tini does), put -- before it: ctrlinit -- {word}
+    (in an image: ENTRYPOINT [\"/usr/bin/ctrlinit\", \"--\"] with CMD [\"{word}\", …])
+    ctrlinit's own commands: run, check, status, start, stop, restart, signal, logs, events, health, reload, shutdown, graph, import (ctrlinit --help)"
+    )
 }
 
 /// Inserts `run` before a `--` that comes before any subcommand.
@@ -58,7 +112,7 @@ pub fn with_implicit_run(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsS
             args.insert(i, "run".into());
             break;
         }
-        if a == "--config-dir" || a == "--socket" {
+        if ["--config-dir", "--socket", "--remap-exit", "-e"].contains(&a.as_ref()) {
             i += 2;
         } else if a.starts_with('-') {
             i += 1;
@@ -84,6 +138,11 @@ pub enum Command {
         /// file), which are otherwise warnings.
         #[arg(long)]
         strict: bool,
+        /// Check where the image is built (`RUN ctrlinit check --build`): the container's
+        /// environment is not known there, so a variable that is unset with no default is a
+        /// note, not an error, and what depends on it is checked at start.
+        #[arg(long)]
+        build: bool,
         /// Check as if this command were given after `--`.
         #[arg(last = true, value_name = "CMD")]
         main: Vec<String>,
@@ -201,4 +260,40 @@ pub struct ChangeArgs {
 
 fn duration(s: &str) -> Result<Duration, String> {
     crate::model::durations::parse_duration(s)
+}
+
+/// `FROM=TO`, two exit statuses.
+fn remap(s: &str) -> Result<(u8, u8), String> {
+    let status = |v: &str| {
+        v.trim()
+            .parse::<u8>()
+            .map_err(|_| format!("{v:?} is not an exit status (0 to 255)"))
+    };
+    let (from, to) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not FROM=TO (write 143=0)"))?;
+    Ok((status(from)?, status(to)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        let args = args.iter().map(|a| (*a).into()).collect();
+        Cli::try_parse_from(with_implicit_run(args)).unwrap()
+    }
+
+    #[test]
+    fn remap_exit_and_tinis_e_apply_before_the_double_dash() {
+        let cli = parse(&["ctrlinit", "-e", "143", "--remap-exit", "3=0", "--", "sh"]);
+        assert!(matches!(cli.command, Some(Command::Run { ref main }) if main == &["sh"]));
+        assert_eq!(cli.remapped(143), 0);
+        assert_eq!(cli.remapped(3), 0);
+        assert_eq!(cli.remapped(1), 1);
+        let cli = parse(&["ctrlinit", "--remap-exit=143=7", "--", "sh"]);
+        assert_eq!(cli.remapped(143), 7);
+        assert!(remap("143").is_err());
+        assert!(remap("300=0").is_err());
+    }
 }

@@ -43,11 +43,19 @@ pub fn render_start_order(levels: &[Vec<GraphNode>], warnings: &[String]) -> Str
                     .collect();
                 let _ = write!(line, "  waits for: {}", waits.join(", "));
             }
+            if !p.after.is_empty() {
+                let _ = write!(line, "  after: {}", p.after.join(", "));
+            }
             let _ = writeln!(out, "{line}");
         }
     }
     for w in warnings {
-        let _ = writeln!(out, "warning: {w}");
+        // A note (`check --build`'s unset variables) is said as one.
+        if w.starts_with("note: ") {
+            let _ = writeln!(out, "{w}");
+        } else {
+            let _ = writeln!(out, "warning: {w}");
+        }
     }
     out
 }

@@ -247,16 +247,26 @@ pub fn wait(socket: &Path, conditions: &[String], timeout: Duration) -> u8 {
     // The init may still be starting (no socket yet): keep trying until the deadline, so a
     // script can start the container and wait in one step.
     let deadline = std::time::Instant::now() + timeout;
+    let mut waited = false;
     let client = loop {
         match Client::connect(socket) {
             Ok(c) => break c,
             Err(ClientError::Unreachable(..)) if std::time::Instant::now() < deadline => {
+                waited = true;
                 std::thread::sleep(Duration::from_millis(20));
             }
             Err(e) => return fail(&e),
         }
     };
-    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    // Connected at once: the whole timeout, as given (the init reports it when it passes, and
+    // `1s` less the connection's microseconds would read "999ms"). After waiting for the
+    // socket, what is left, in whole milliseconds rounded up.
+    let left = if waited {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        Duration::from_millis(left.as_micros().div_ceil(1000) as u64)
+    } else {
+        timeout
+    };
     let request = Request::Wait {
         conditions,
         timeout_ms: left.as_millis() as u64,

@@ -1,6 +1,7 @@
 //! `ctrlinit graph`: the dependency graph as Graphviz dot or Mermaid, with states when the init
 //! is running. Arrows go from a dependency to what waits for it (start order), labelled with the
-//! condition; restart-propagating edges are bold (dot) or thick (Mermaid).
+//! condition; restart-propagating edges are bold (dot) or thick (Mermaid); ordering-only edges
+//! (`after`) are dashed (dot) or dotted (Mermaid), labelled `after`.
 
 use std::fmt::Write;
 
@@ -58,6 +59,13 @@ pub fn render(nodes: &[GraphNode], format: Format) -> String {
                         n.name
                     );
                 }
+                for on in &n.after {
+                    let _ = writeln!(
+                        out,
+                        "  \"{on}\" -> \"{}\" [label=\"after\", style=dashed];",
+                        n.name
+                    );
+                }
             }
             out.push_str("}\n");
         }
@@ -72,6 +80,9 @@ pub fn render(nodes: &[GraphNode], format: Format) -> String {
                     let arrow = if *restart { "==>" } else { "-->" };
                     let extra = if *restart { ", restarts with it" } else { "" };
                     let _ = writeln!(out, "  {} {arrow}|{cond}{extra}| {}", id(dep), id(&n.name));
+                }
+                for on in &n.after {
+                    let _ = writeln!(out, "  {} -.->|after| {}", id(on), id(&n.name));
                 }
             }
         }
@@ -91,6 +102,7 @@ mod tests {
                 kind: "service".into(),
                 state: Some(State::Running),
                 depends_on: vec![],
+                after: vec![],
                 readiness: None,
                 autostart: true,
                 main: false,
@@ -100,6 +112,7 @@ mod tests {
                 kind: "service".into(),
                 state: Some(State::Backoff),
                 depends_on: vec![("netns".into(), "ready".into(), true)],
+                after: vec!["netns".into()],
                 readiness: None,
                 autostart: true,
                 main: false,
@@ -114,7 +127,12 @@ mod tests {
             dot.contains("label=\"app-1 (service, backoff)\", fillcolor=lightpink"),
             "{dot}"
         );
+        assert!(
+            dot.contains("\"netns\" -> \"app-1\" [label=\"after\", style=dashed];"),
+            "{dot}"
+        );
         let mermaid = render(&nodes, Format::Mermaid);
+        assert!(mermaid.contains("netns -.->|after| app_1"), "{mermaid}");
         assert!(
             mermaid.contains("netns ==>|ready, restarts with it| app_1"),
             "{mermaid}"

@@ -15,6 +15,7 @@ pub fn graph_node(p: &ProgramSpec) -> GraphNode {
             .iter()
             .map(|d| (d.name.clone(), d.condition.as_str().to_string(), d.restart))
             .collect(),
+        after: p.after.clone(),
         readiness: match p.kind {
             Kind::Service => p.ready.as_ref().map(|r| r.probe.describe()),
             Kind::Oneshot => None,

@@ -4,6 +4,10 @@
 //! its programs in the same order, and translates to program ids at its edge). Edges point from a
 //! dependent to what it depends on; `dependents` is the reverse map, used to stop programs before
 //! what they require.
+//!
+//! `after` edges are ordering only: they take part in cycles and start levels (a program starts
+//! after what it is ordered after, and stops before it), never in `deps`, `dependents` or the
+//! closures, which are requirements (what a start pulls in, what a stop or restart takes along).
 
 use super::spec::{Condition, ProgramSpec};
 
@@ -23,6 +27,10 @@ pub struct Edge {
 pub struct Graph {
     deps: Vec<Vec<Edge>>,
     dependents: Vec<Vec<usize>>,
+    /// `after`: the programs each is ordered after.
+    after: Vec<Vec<usize>>,
+    /// The reverse of `after`: the programs ordered after each.
+    before: Vec<Vec<usize>>,
 }
 
 impl Graph {
@@ -32,7 +40,15 @@ impl Graph {
         let index = |name: &str| programs.iter().position(|p| p.name == name);
         let mut deps = vec![Vec::new(); programs.len()];
         let mut dependents = vec![Vec::new(); programs.len()];
+        let mut after = vec![Vec::new(); programs.len()];
+        let mut before = vec![Vec::new(); programs.len()];
         for (i, p) in programs.iter().enumerate() {
+            for on in p.after.iter().filter_map(|n| index(n)) {
+                if !after[i].contains(&on) {
+                    after[i].push(on);
+                    before[on].push(i);
+                }
+            }
             for d in &p.depends_on {
                 if let Some(on) = index(&d.name) {
                     deps[i].push(Edge {
@@ -46,7 +62,12 @@ impl Graph {
                 }
             }
         }
-        Graph { deps, dependents }
+        Graph {
+            deps,
+            dependents,
+            after,
+            before,
+        }
     }
 
     /// How many programs the graph has (the indices it takes are `0..len`).
@@ -67,6 +88,24 @@ impl Graph {
     /// Programs that depend on `i`.
     pub fn dependents(&self, i: usize) -> &[usize] {
         &self.dependents[i]
+    }
+
+    /// What program `i` is ordered after (`after`).
+    pub fn after(&self, i: usize) -> &[usize] {
+        &self.after[i]
+    }
+
+    /// Programs ordered after `i`: they stop before it.
+    pub fn before(&self, i: usize) -> &[usize] {
+        &self.before[i]
+    }
+
+    /// Everything `i` starts after: its dependencies, then what it is ordered after.
+    fn order(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        self.deps[i]
+            .iter()
+            .map(|e| e.on)
+            .chain(self.after[i].iter().copied())
     }
 
     /// `i` and everything that depends on it, transitively (`i` first).
@@ -110,22 +149,22 @@ impl Graph {
             if mark[root] != Mark::New {
                 continue;
             }
-            // Iterative DFS: (node, next edge to explore).
+            // Iterative DFS: (node, next edge to explore), over both kinds of edge.
             let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
             mark[root] = Mark::OnStack;
             while let Some(&mut (node, ref mut next)) = stack.last_mut() {
-                if let Some(edge) = self.deps[node].get(*next) {
+                if let Some(on) = self.order(node).nth(*next) {
                     *next += 1;
-                    match mark[edge.on] {
+                    match mark[on] {
                         Mark::New => {
-                            mark[edge.on] = Mark::OnStack;
-                            stack.push((edge.on, 0));
+                            mark[on] = Mark::OnStack;
+                            stack.push((on, 0));
                         }
                         Mark::OnStack => {
-                            let from = stack.iter().position(|&(n, _)| n == edge.on).unwrap_or(0);
+                            let from = stack.iter().position(|&(n, _)| n == on).unwrap_or(0);
                             let mut cycle: Vec<usize> =
                                 stack[from..].iter().map(|&(n, _)| n).collect();
-                            cycle.push(edge.on);
+                            cycle.push(on);
                             cycles.push(cycle);
                         }
                         Mark::Done => {}
@@ -150,9 +189,10 @@ impl Graph {
             if guard > g.len() {
                 return 0; // a cycle; validation reports it
             }
-            let l = g.deps[i]
-                .iter()
-                .map(|e| depth(g, e.on, level, guard + 1) + 1)
+            let ons: Vec<usize> = g.order(i).collect();
+            let l = ons
+                .into_iter()
+                .map(|on| depth(g, on, level, guard + 1) + 1)
                 .max()
                 .unwrap_or(0);
             level[i] = Some(l);
@@ -202,6 +242,31 @@ mod tests {
         assert_eq!(g.dependents_closure(0), vec![0, 1, 2, 3]);
         assert_eq!(g.deps_closure(3), vec![3, 1, 2, 0]);
         assert_eq!(g.dependents(1), &[3]);
+    }
+
+    #[test]
+    fn after_orders_without_requiring() {
+        // 0 redis; 1 worker after redis; 2 cron after worker, and worker depends on nothing.
+        let mut worker = prog("worker", &[]);
+        worker.after = vec!["redis".into()];
+        let mut cron = prog("cron", &[]);
+        cron.after = vec!["worker".into()];
+        let g = Graph::new(&[prog("redis", &[]), worker, cron]);
+        assert!(g.cycles().is_empty());
+        assert_eq!(g.levels(), vec![vec![0], vec![1], vec![2]]);
+        assert_eq!(g.after(1), &[0]);
+        assert_eq!(g.before(0), &[1]);
+        // Not a requirement: no closure takes it along.
+        assert_eq!(g.dependents_closure(0), vec![0]);
+        assert_eq!(g.deps_closure(2), vec![2]);
+        assert!(g.deps(1).is_empty());
+        // A cycle across depends_on and after.
+        let mut a = prog("a", &["b"]);
+        a.after = vec![];
+        let mut b = prog("b", &[]);
+        b.after = vec!["a".into()];
+        let g = Graph::new(&[a, b]);
+        assert_eq!(g.cycles(), vec![vec![0, 1, 0]]);
     }
 
     #[test]

@@ -106,6 +106,9 @@ fn read_places(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSettings)
             },
         )
     };
+    init.chosen.log_dir = get(table, "log_dir").is_some();
+    init.chosen.crash_dir = get(table, "crash_dir").is_some();
+    init.chosen.socket = get(table, "socket").is_some();
     init.log_dir = path(r, "log_dir", &init.log_dir);
     init.crash_dir = path(r, "crash_dir", &init.crash_dir);
     init.socket = path(r, "socket", &init.socket);

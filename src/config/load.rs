@@ -66,14 +66,18 @@ impl Overrides {
 
     /// Applies them to a loaded config.
     pub fn apply(&self, config: &mut Config) {
+        let chosen = &mut config.init.chosen;
         if let Some(s) = &self.socket {
             config.init.socket = s.clone();
+            chosen.socket = true;
         }
         if let Some(d) = &self.log_dir {
             config.init.log_dir = d.clone();
+            chosen.log_dir = true;
         }
         if let Some(d) = &self.crash_dir {
             config.init.crash_dir = d.clone();
+            chosen.crash_dir = true;
         }
     }
 }
@@ -112,6 +116,23 @@ struct Drafts {
 
 /// Loads and validates the configuration, returning every problem at once.
 pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
+    load_dir_as(opts, false)
+}
+
+/// Loads as `check --build` does, where the image is built: the container's environment is
+/// not known there, so a variable that is unset (with no default) is a note, not an error,
+/// and the values that depend on it are left to be checked at start.
+pub fn load_for_build(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
+    load_dir_as(opts, true)
+}
+
+/// Whether `e` is a variable the environment did not give (`${X}`, `${X:?…}`).
+fn unset_variable(e: &ConfigError) -> bool {
+    e.message.starts_with("environment variable ")
+        && (e.message.contains("is not set") || e.message.contains("is required"))
+}
+
+fn load_dir_as(opts: &LoadOptions, build: bool) -> Result<Config, ConfigErrors> {
     let lookup = lookup_of(opts);
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -152,6 +173,20 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
         ));
     }
     check_cycles(&specs, &mut errors);
+    if build {
+        // Said as notes, with where; the rest of the config is checked as usual.
+        for e in errors.iter().filter(|e| unset_variable(e)) {
+            let at = match e.line {
+                Some(l) => format!("{}:{l}", e.file.display()),
+                None => e.file.display().to_string(),
+            };
+            warnings.push(format!(
+                "note: {at}: {}: {}; unknown at build time, {} is checked at start",
+                e.key, e.message, e.key
+            ));
+        }
+        errors.retain(|e| !unset_variable(e));
+    }
     if !errors.is_empty() {
         return Err(said_once_in_order(errors, warnings));
     }
@@ -308,6 +343,7 @@ fn add_main_program(
         draft: ProgramDraft {
             spec,
             deps: Vec::new(),
+            after: Vec::new(),
             max_cores: None,
             max_reports: None,
             inherit_env: None,
@@ -430,16 +466,48 @@ fn check_programs(
         if !keep {
             continue;
         }
-        let mut spec = draft.spec;
-        spec.max_cores = draft.max_cores.unwrap_or(init.max_cores);
-        spec.max_reports = draft.max_reports.unwrap_or(init.max_reports);
-        spec.inherit_env = draft.inherit_env.unwrap_or(init.inherit_env);
-        spec.depends_on = resolve_deps(&spec, &draft.deps, &known, &file, errors);
+        let spec = finish_spec(&draft, init, &known, &file, errors);
         exec_limits::check(&spec, &draft.lines, &file, &mut env_files, errors);
         specs.push(spec);
     }
     specs.sort_by(|a, b| a.name.cmp(&b.name));
     specs
+}
+
+/// A program's spec with what `[init]` gives it and its dependencies resolved.
+fn finish_spec(
+    draft: &ProgramDraft,
+    init: &InitSettings,
+    known: &Known<'_>,
+    file: &Path,
+    errors: &mut Vec<ConfigError>,
+) -> ProgramSpec {
+    let mut spec = draft.spec.clone();
+    spec.max_cores = draft.max_cores.unwrap_or(init.max_cores);
+    spec.max_reports = draft.max_reports.unwrap_or(init.max_reports);
+    spec.inherit_env = draft.inherit_env.unwrap_or(init.inherit_env);
+    spec.depends_on = resolve_deps(&spec, &draft.deps, known, file, errors, "depends_on");
+    spec.after = resolve_deps(&spec, &draft.after, known, file, errors, "after")
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    // A shared name that is a program's (or an instanced table's) would make `restart NAME`
+    // mean two things.
+    if let Some(g) = &spec.member_of
+        && (known.kinds.contains_key(g) || known.groups.contains_key(g))
+    {
+        let (_, line) = split_location(&spec.defined_at);
+        errors.push(ConfigError {
+            file: file.to_path_buf(),
+            line,
+            key: spec.written_as("member_of"),
+            message: format!("`{g}` is the name of a program; member_of needs a name of its own"),
+            fix: Some(format!(
+                "choose another name than `{g}` (a program named so answers to it already)"
+            )),
+        });
+    }
+    spec
 }
 
 /// `name` (a program's, or an instanced table's) defined again by `p`.
@@ -466,20 +534,26 @@ struct Known<'a> {
     groups: &'a HashMap<String, Vec<String>>,
 }
 
-/// The dependencies of `spec`; one on an instanced table is one on each of its instances.
-/// Messages and keys name the table the dependency was written in, so the instances of one
-/// table say one thing (reported once).
+/// The dependencies of `spec` under `relation` (`depends_on`, or `after`: ordering only); one
+/// on an instanced table is one on each of its instances. Messages and keys name the table the
+/// dependency was written in, so the instances of one table say one thing (reported once).
 fn resolve_deps(
     spec: &ProgramSpec,
     deps: &[DependencyDraft],
     known: &Known<'_>,
     file: &Path,
     errors: &mut Vec<ConfigError>,
+    relation: &str,
 ) -> Vec<Dependency> {
     let name = spec.instance.as_ref().map_or(&spec.name, |i| &i.group);
     let line = |d: &DependencyDraft| Some(d.line);
     let key =
-        |d: &DependencyDraft| format!("program.{}.depends_on.{}", short(name), short(&d.name));
+        |d: &DependencyDraft| format!("program.{}.{relation}.{}", short(name), short(&d.name));
+    let verb = if relation == "after" {
+        "is ordered after"
+    } else {
+        "depends on"
+    };
     let mut out = Vec::new();
     for d in deps {
         let targets: Vec<(&str, Kind)> = match (known.kinds.get(&d.name), known.groups.get(&d.name))
@@ -494,7 +568,7 @@ fn resolve_deps(
                     file: file.to_path_buf(),
                     line: line(d),
                     key: key(d),
-                    message: format!("`{name}` depends on `{}`, which is not defined", d.name),
+                    message: format!("`{name}` {verb} `{}`, which is not defined", d.name),
                     fix: Some(missing_dependency_fix(name, &d.name, known)),
                 });
                 continue;
@@ -519,7 +593,7 @@ fn resolve_deps(
                 let message = if d.name == spec.name {
                     format!("dependency cycle: {name} -> {name}")
                 } else {
-                    format!("dependency cycle: `{name}` depends on its own instances")
+                    format!("dependency cycle: `{name}` {verb} its own instances")
                 };
                 errors.push(ConfigError {
                     file: file.to_path_buf(),
@@ -588,7 +662,7 @@ fn check_cycles(specs: &[ProgramSpec], errors: &mut Vec<ConfigError>) {
             line,
             key: format!("program.{}.depends_on", short(&first.name)),
             message: format!("dependency cycle: {}", path.join(" -> ")),
-            fix: Some("remove one of these dependencies".into()),
+            fix: Some("remove one of these dependencies (depends_on or after)".into()),
         });
     }
 }

@@ -27,6 +27,7 @@ pub mod preflight;
 mod reader;
 mod schema;
 pub mod spec;
+mod supervisord_keys;
 mod targets;
 mod units;
 
@@ -46,6 +47,8 @@ pub fn known_keys() -> [(&'static str, &'static [&'static str]); 5] {
 }
 pub use identity::resolve_group;
 pub use interpolate::interpolate;
-pub use load::{FILE_CAP, LoadOptions, MAIN_PROGRAM, Overrides, TOTAL_CAP, load_dir, load_with};
+pub use load::{
+    FILE_CAP, LoadOptions, MAIN_PROGRAM, Overrides, TOTAL_CAP, load_dir, load_for_build, load_with,
+};
 pub use spec::*;
 pub use units::parse_size;

@@ -5,6 +5,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::time::Duration;
 
 use super::spec::{Config, ProgramSpec, ReadyProbe};
 
@@ -28,11 +29,16 @@ pub fn command_problems(config: &Config) -> Vec<String> {
                 continue;
             };
             if let Some(why) = executable_problem(program, p) {
+                let written = p.written_as(&key);
+                // Where its table is, as every config error says it (the `--` command has none).
+                let at = if p.passthrough {
+                    String::new()
+                } else {
+                    format!("{}: ", p.defined_at)
+                };
                 out.push(format!(
-                    "program.{}.{key}: {program:?} {why}; it will fail to start (exit status {})\n    fix: install it in the image, or correct program.{}.{key}",
-                    p.name,
+                    "{at}{written}: {program:?} {why}; it will fail to start (exit status {})\n    fix: install it in the image, or correct {written}",
                     if why.starts_with("is not executable") { 126 } else { 127 },
-                    p.name
                 ));
             }
         }
@@ -75,10 +81,27 @@ fn executable_problem(program: &str, spec: &ProgramSpec) -> Option<String> {
 /// missing, so these are warnings: `RUN ctrlinit check` must pass.
 pub fn path_warnings(config: &Config) -> Vec<String> {
     let mut out = Vec::new();
-    for (key, dir) in [
-        ("log_dir", &config.init.log_dir),
-        ("crash_dir", &config.init.crash_dir),
+    let chosen = config.init.chosen;
+    for (key, dir, chosen, off) in [
+        (
+            "log_dir",
+            &config.init.log_dir,
+            chosen.log_dir,
+            "logs go to the console only",
+        ),
+        (
+            "crash_dir",
+            &config.init.crash_dir,
+            chosen.crash_dir,
+            "crash reports are off",
+        ),
     ] {
+        // A default place that cannot be used turns off what needs it; a chosen one stops the start.
+        let otherwise = if chosen {
+            "ctrlinit will not start".to_string()
+        } else {
+            off.to_string()
+        };
         if !dir.exists() {
             // The nearest directory that exists decides whether ctrlinit could create it.
             let parent = dir.ancestors().skip(1).find(|a| a.is_dir());
@@ -91,13 +114,13 @@ pub fn path_warnings(config: &Config) -> Vec<String> {
                 )
             } else {
                 format!(
-                    "[init] {key} {} does not exist and could not be created by this user; mount a writable directory there at run time, or ctrlinit will not start",
+                    "[init] {key} {} does not exist and could not be created by this user; mount a writable directory there at run time, or {otherwise}",
                     dir.display()
                 )
             });
         } else if nix::unistd::access(dir.as_path(), nix::unistd::AccessFlags::W_OK).is_err() {
             out.push(format!(
-                "[init] {key} {} is not writable by this user; ctrlinit will not start unless it is at run time",
+                "[init] {key} {} is not writable by this user; unless it is at run time, {otherwise}",
                 dir.display()
             ));
         }
@@ -114,4 +137,112 @@ pub fn path_warnings(config: &Config) -> Vec<String> {
         }
     }
     out
+}
+
+/// Programs whose stop cannot fit the container's stop budget (`[init] stop_timeout`, less
+/// `drain`): alone (its `stop_timeout`, which holds its `pre_stop`), or in a chain along the stop
+/// order (what requires a program, or is ordered after it, stops first, so their times add up;
+/// oneshots have ended by then and count nothing).
+/// The engine kills the container when its grace period ends; ctrlinit kills what is left when
+/// its budget is spent.
+pub fn stop_budget_warnings(config: &Config) -> Vec<String> {
+    let budget = config.init.stop_timeout.saturating_sub(config.init.drain);
+    let graph = super::graph::Graph::new(&config.programs);
+    // The longest time to stop each program and everything that stops before it, with the path.
+    let mut memo: Vec<Option<(Duration, Vec<usize>)>> = vec![None; config.programs.len()];
+    let mut out = Vec::new();
+    for i in 0..config.programs.len() {
+        let (total, chain) = chain_from(i, config, &graph, &mut memo, 0);
+        if total <= budget {
+            continue;
+        }
+        let p = &config.programs[i];
+        // Each chain is said once, at its last program (the one nothing else waits on).
+        let stops_later = graph
+            .deps(i)
+            .iter()
+            .map(|e| e.on)
+            .chain(graph.after(i).iter().copied());
+        if stops_later
+            .into_iter()
+            .any(|j| chain_from(j, config, &graph, &mut memo, 0).0 > budget)
+        {
+            continue;
+        }
+        let fix = "raise [init] stop_timeout (and the engine's grace period: docker stop -t, stop_grace_period, terminationGracePeriodSeconds), or shorten these stop_timeout values";
+        let drain = if config.init.drain.is_zero() {
+            String::new()
+        } else {
+            format!(" less drain {}", fmt(config.init.drain))
+        };
+        let what = if chain.len() == 1 {
+            format!("program.{}.stop_timeout {}", p.name, fmt(p.stop_timeout))
+        } else {
+            let names: Vec<String> = chain
+                .iter()
+                .map(|&j| {
+                    let q = &config.programs[j];
+                    format!("{} {}", q.name, fmt(q.stop_timeout))
+                })
+                .collect();
+            format!(
+                "stopping {} one after the other (the stop order) takes up to {}",
+                names.join(" then "),
+                fmt(total)
+            )
+        };
+        out.push(format!(
+            "{what}: more than the container's stop budget ([init] stop_timeout {}{drain}), so it may be killed before it ends\n    fix: {fix}",
+            fmt(config.init.stop_timeout)
+        ));
+    }
+    out
+}
+
+/// The longest stop time of `i` and what stops before it (its dependents and what is ordered
+/// after it), and that chain, first to stop first.
+fn chain_from(
+    i: usize,
+    config: &Config,
+    graph: &super::graph::Graph,
+    memo: &mut Vec<Option<(Duration, Vec<usize>)>>,
+    depth: usize,
+) -> (Duration, Vec<usize>) {
+    if let Some(known) = &memo[i] {
+        return known.clone();
+    }
+    // A oneshot has ended by the time the container stops (provisioning, migrations): it
+    // takes none of the budget.
+    let p = &config.programs[i];
+    let own = match p.kind {
+        super::spec::Kind::Oneshot => Duration::ZERO,
+        super::spec::Kind::Service => p.stop_timeout,
+    };
+    let me = if own.is_zero() { vec![] } else { vec![i] };
+    if depth > config.programs.len() {
+        return (own, me); // a cycle; validation refuses one
+    }
+    let before: Vec<usize> = graph
+        .dependents(i)
+        .iter()
+        .chain(graph.before(i))
+        .copied()
+        .collect();
+    let longest = before
+        .into_iter()
+        .map(|d| chain_from(d, config, graph, memo, depth + 1))
+        .max_by_key(|(t, _)| *t);
+    let result = match longest {
+        Some((t, mut chain)) => {
+            chain.extend(me);
+            (t + own, chain)
+        }
+        None => (own, me),
+    };
+    memo[i] = Some(result.clone());
+    result
+}
+
+fn fmt(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
 }

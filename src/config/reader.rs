@@ -107,9 +107,25 @@ impl<'a> Reader<'a> {
 
     /// Reports every key of `table` not in `known`, suggesting the closest known one.
     pub(super) fn reject_unknown_keys(&mut self, table: &DeTable<'_>, path: &str, known: &[&str]) {
+        self.reject_unknown_keys_with(table, path, known, |_| None);
+    }
+
+    /// As [`Reader::reject_unknown_keys`], with `foreign` giving the message and fix for a key
+    /// another tool's users write by habit (`autorestart` in a program table).
+    pub(super) fn reject_unknown_keys_with(
+        &mut self,
+        table: &DeTable<'_>,
+        path: &str,
+        known: &[&str],
+        foreign: impl Fn(&str) -> Option<(String, String)>,
+    ) {
         for (key, _) in table.iter() {
             let name: &str = key.get_ref();
             if known.contains(&name) {
+                continue;
+            }
+            if let Some((message, fix)) = foreign(name) {
+                self.error(&key.span(), &join(path, name), message, Some(fix));
                 continue;
             }
             let closest = known

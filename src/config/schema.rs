@@ -18,6 +18,7 @@ use super::spec::{
     Backoff, Condition, Kind, LogSettings, OnExhausted, ProgramSpec, RestartPolicy, RlimitSetting,
     StderrMode, StdioMode,
 };
+use super::supervisord_keys::supervisord_key;
 
 /// The keys of a `[program.NAME.log]` table.
 pub(super) const LOG_KEYS: &[&str] = &[
@@ -36,6 +37,8 @@ pub(super) const PROGRAM_KEYS: &[&str] = &[
     "autostart",
     "main",
     "depends_on",
+    "after",
+    "member_of",
     "ready",
     "ready_timeout",
     "health",
@@ -83,6 +86,8 @@ pub(super) struct DependencyDraft {
 pub(super) struct ProgramDraft {
     pub spec: ProgramSpec,
     pub deps: Vec<DependencyDraft>,
+    /// `after`: ordering only (no condition, no restart).
+    pub after: Vec<DependencyDraft>,
     pub max_cores: Option<u32>,
     pub max_reports: Option<u32>,
     /// `inherit_env`, when the table sets it (else `[init]`'s).
@@ -104,7 +109,7 @@ pub(super) fn read_program(
         r.error(&name_span, &path, message, Some(fix));
     }
     let table = r.table(v, &path)?;
-    r.reject_unknown_keys(table, &path, PROGRAM_KEYS);
+    r.reject_unknown_keys_with(table, &path, PROGRAM_KEYS, supervisord_key);
     let key = |k: &str| join(&path, k);
 
     // `forking` is a service whose launcher forks the daemon into the background.
@@ -155,15 +160,13 @@ pub(super) fn read_program(
     let max_reports = get(table, "max_reports")
         .and_then(|v| r.integer(v, &key("max_reports"), 0..100_000))
         .map(|n| n as u32);
-    let deps = match get(table, "depends_on") {
-        Some(v) => read_depends_on(r, v, &key("depends_on")),
-        None => Vec::new(),
-    };
+    let (deps, after) = read_order(r, table, &path);
     let inherit_env = get(table, "inherit_env").and_then(|v| r.boolean(v, &key("inherit_env")));
     let lines = key_lines(r, table, &name_span);
     Some(ProgramDraft {
         spec,
         deps,
+        after,
         max_cores,
         max_reports,
         inherit_env,
@@ -226,6 +229,16 @@ fn read_flags(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut Pr
     }
     if let Some(v) = get(table, "stdio") {
         spec.stdio = read_stdio(r, v, &join(path, "stdio")).unwrap_or(spec.stdio);
+    }
+    if let Some(v) = get(table, "member_of") {
+        let key = join(path, "member_of");
+        spec.member_of = r.string(v, &key).filter(|name| match name_problem(name) {
+            Some((message, fix)) => {
+                r.error(&v.span(), &key, message, Some(fix));
+                false
+            }
+            None => true,
+        });
     }
 }
 
@@ -626,6 +639,52 @@ fn read_depends_on(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<Depende
             Vec::new()
         }
     }
+}
+
+/// `depends_on` and `after`, as written.
+fn read_order(
+    r: &mut Reader<'_>,
+    table: &DeTable<'_>,
+    path: &str,
+) -> (Vec<DependencyDraft>, Vec<DependencyDraft>) {
+    let deps = match get(table, "depends_on") {
+        Some(v) => read_depends_on(r, v, &join(path, "depends_on")),
+        None => Vec::new(),
+    };
+    let after = match get(table, "after") {
+        Some(v) => read_after(r, v, &join(path, "after")),
+        None => Vec::new(),
+    };
+    (deps, after)
+}
+
+/// `after = ["redis"]`: names only.
+fn read_after(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<DependencyDraft> {
+    let DeValue::Array(items) = v.get_ref() else {
+        r.error(
+            &v.span(),
+            path,
+            format!(
+                "expected an array of names, found {}",
+                v.get_ref().type_str()
+            ),
+            Some(r#"write after = ["redis"]"#.into()),
+        );
+        return Vec::new();
+    };
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let name = r.string(item, &format!("{path}[{i}]"))?;
+            Some(DependencyDraft {
+                name,
+                condition: None,
+                restart: false,
+                line: r.line_of(item.span().start),
+            })
+        })
+        .collect()
 }
 
 fn read_dependency_entry(

@@ -91,6 +91,21 @@ pub struct InitSettings {
     /// `[init.network]`: the container's network as a watched dependency; `None` (no table):
     /// not watched.
     pub network: Option<NetworkWatch>,
+    /// Which of `log_dir`, `crash_dir` and `socket` someone chose (a file, the environment or
+    /// the command line): one that cannot be used is an error. A default that cannot be used
+    /// (a non-root user, a read-only root) only turns off what needs it, with a warning.
+    pub chosen: ChosenPaths,
+}
+
+/// Whether each place was chosen rather than left at its default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChosenPaths {
+    /// `log_dir` or `CTRLINIT_LOG_DIR`.
+    pub log_dir: bool,
+    /// `crash_dir` or `CTRLINIT_CRASH_DIR`.
+    pub crash_dir: bool,
+    /// `socket`, `--socket` or `CTRLINIT_SOCKET`.
+    pub socket: bool,
 }
 
 /// `[init.network]`: what to do when the container's network interfaces go away (a holder
@@ -180,6 +195,7 @@ impl Default for InitSettings {
             orphan_grace: Duration::from_secs(5),
             notify_socket: None,
             network: None,
+            chosen: ChosenPaths::default(),
         }
     }
 }
@@ -567,6 +583,13 @@ pub struct ProgramSpec {
     pub main: bool,
     /// What it waits for.
     pub depends_on: Vec<Dependency>,
+    /// Ordering only (`after = ["redis"]`): it starts once these have started (or are down, or
+    /// are not coming up), and stops before them; no requirement, no restart propagation.
+    pub after: Vec<String>,
+    /// A name it answers to together with the other programs that give the same one
+    /// (`member_of = "backend"`: `restart backend`, `backend:*`), as supervisord's
+    /// `[group:backend]` members do; not a program name, and nothing but control commands.
+    pub member_of: Option<String>,
     /// Readiness check, if any.
     pub ready: Option<ReadyCheck>,
     /// How long a start may take to become ready.
@@ -632,6 +655,16 @@ pub struct ProgramSpec {
 }
 
 impl ProgramSpec {
+    /// Where the user wrote this program's `key`, for a fix line: `program.api.command`, or,
+    /// for the `--` command (which no file names), `the command given after --`.
+    pub fn written_as(&self, key: &str) -> String {
+        if self.passthrough && key == "command" {
+            return "the command given after --".into();
+        }
+        let table = self.instance.as_ref().map_or(&self.name, |i| &i.group);
+        format!("program.{}.{key}", super::names::short(table))
+    }
+
     /// The uptime a run must reach to be ready (`ready = { uptime }`), if that is its check.
     pub fn ready_uptime(&self) -> Option<Duration> {
         match self.ready.as_ref().map(|r| &r.probe) {
@@ -658,6 +691,8 @@ impl ProgramSpec {
             autostart: true,
             main: false,
             depends_on: Vec::new(),
+            after: Vec::new(),
+            member_of: None,
             ready: None,
             ready_timeout: Duration::from_secs(60),
             health: None,

@@ -145,11 +145,11 @@ fn conversion(chars: &[char], start: usize) -> Result<(Spec, usize), ExpandError
         flags.push(f);
         i += 1;
     }
-    let width = digits(chars, &mut i).parse().ok();
+    let width = bounded(&digits(chars, &mut i), "width", start)?;
     let mut precision = None;
     if chars.get(i) == Some(&'.') {
         i += 1;
-        precision = Some(digits(chars, &mut i).parse().unwrap_or(0));
+        precision = Some(bounded(&digits(chars, &mut i), "precision", start)?.unwrap_or(0));
     }
     // Length modifiers: Python accepts and ignores them.
     while chars.get(i).is_some_and(|c| "hlL".contains(*c)) {
@@ -195,6 +195,25 @@ fn closing_paren(chars: &[char], from: usize) -> Option<usize> {
         }
     }
     None
+}
+
+/// The widest width or precision written out: a command line has no use for more, and a
+/// larger one (`%(program_name)9999999999s`) would ask for that many bytes of padding.
+pub const MAX_WIDTH: usize = 4096;
+
+/// A width or precision (`what`) written as `digits`: `None` when none is written, an error
+/// above [`MAX_WIDTH`].
+fn bounded(digits: &str, what: &str, start: usize) -> Result<Option<usize>, ExpandError> {
+    if digits.is_empty() {
+        return Ok(None);
+    }
+    match digits.parse::<usize>() {
+        Ok(n) if n <= MAX_WIDTH => Ok(Some(n)),
+        _ => Err(ExpandError::Format(format!(
+            "the {what} {digits} of the conversion at character {} is over {MAX_WIDTH}",
+            start + 1
+        ))),
+    }
 }
 
 /// The ASCII digits at `chars[*i]` onwards (possibly none); `*i` moves past them.

@@ -4,7 +4,34 @@
 use super::groups::Groups;
 use super::names;
 use super::program::Translated;
-use super::toml_out::{OutFile, Table};
+use super::toml_out::{OutFile, Table, Val};
+
+/// The tables of `[group:name]`'s programs (`g` as the translation names the group), each
+/// answering to the group's name (`member_of`) unless a program has that name.
+fn group_tables(
+    translated: &[(String, Option<String>, Translated)],
+    g: &str,
+    name: &str,
+) -> Vec<Table> {
+    let shared = names::program_name(name, 0);
+    let taken = translated.iter().any(|(_, _, t)| t.name == shared);
+    let mut out = Vec::new();
+    for (_, _, t2) in translated
+        .iter()
+        .filter(|(_, g2, _)| g2.as_deref() == Some(g))
+    {
+        let mut tables = t2.tables.clone();
+        if let Some(program) = tables.first_mut().filter(|_| !taken) {
+            program.set_with(
+                "member_of",
+                Val::Str(shared.clone()),
+                &format!("[group:{name}]: `ctrlinit restart {shared}` (or {shared}:*) takes all its programs, as supervisorctl did"),
+            );
+        }
+        out.extend(tables);
+    }
+    out
+}
 
 /// The files: one per group (its programs together), one per other program, and `[init]`'s.
 pub fn output_files(
@@ -34,17 +61,13 @@ pub fn output_files(
                     comments: vec![
                         "Written by `ctrlinit import` from supervisord's configuration.".into(),
                         format!(
-                            "[group:{name}] of {}:{line} (priority {priority}): ctrlinit has no groups, so its programs are together here.",
+                            "[group:{name}] of {}:{line} (priority {priority}): its programs are together here, and answer to its name (member_of).",
                             file.display()
                         ),
                     ],
                     tables: Vec::new(),
                 };
-                for (_, g2, t2) in translated {
-                    if g2.as_deref() == Some(g.as_str()) {
-                        f.tables.extend(t2.tables.iter().cloned());
-                    }
-                }
+                f.tables = group_tables(translated, g, name);
                 out.push(f);
             }
             // The processes of one section written as programs of their own share its file.

@@ -80,6 +80,20 @@ impl Ini {
                 }
                 continue;
             }
+            if let Some(at) = value.find('\0') {
+                errors.push(InputError::at(
+                    file,
+                    lineno,
+                    format!(
+                        "the line holds a NUL byte at character {}",
+                        line[..line.len() - line.trim_start().len()].chars().count()
+                            + value[..at].chars().count()
+                            + 1
+                    ),
+                    "remove it: no command, argument, path or environment variable can hold a NUL byte",
+                ));
+                continue;
+            }
             let indent = line.len() - line.trim_start().len();
             if current.is_some() && option.is_some() && indent > indent_level {
                 pending.push(value.to_string());

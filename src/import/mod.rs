@@ -48,7 +48,7 @@ use std::path::Path;
 use crate::config;
 use ini::Section;
 pub use report::{InputError, Note, render_notes};
-use toml_out::{OutFile, Table, Val};
+use toml_out::{OutFile, Val};
 
 /// The output of an import.
 #[derive(Debug, Clone)]
@@ -215,7 +215,7 @@ fn suffix_room(s: &Section, defaults: &[ini::Opt]) -> usize {
     }
 }
 
-/// `priority` as `[program.NAME.depends_on]` tables.
+/// `priority` as `after = […]`: ordering only, as supervisord's priority was.
 fn write_order(
     translated: &mut [(String, Option<String>, program::Translated)],
     groups: &groups::Groups,
@@ -241,20 +241,17 @@ fn write_order(
             continue;
         }
         any = true;
-        let mut table = Table::new(&["program", &t.name, "depends_on"]);
-        table.comments.push(
-            "priority: supervisord started it after these (a lower priority) and stopped it before them; \"started\" waits for their spawn only, as supervisord did".into(),
+        t.tables[0].set_with(
+            "after",
+            Val::Array(deps.into_iter().map(Val::Str).collect()),
+            "priority: supervisord started it after these (a lower priority) and stopped it before them, requiring nothing of them",
         );
-        for d in deps {
-            table.set(&d, Val::Str("started".into()));
-        }
-        t.tables.insert(1, table);
     }
     if any {
         notes.push(Note::general(
             "priority",
-            "written as depends_on with the condition \"started\" on the programs of the next lower priority: they start first and stop last; ctrlinit also takes dependents along when one is stopped or restarted by hand",
-            "keep the dependencies that matter, make them \"ready\" with a ready check, and remove the others",
+            "written as after = [...] on the programs of the next lower priority: ordering only, as in supervisord (started after them, stopped before them; a stop or restart of one takes no other along, and one that is down holds nothing back)",
+            "where a program truly needs another, write depends_on = [\"NAME\"] instead, with a ready check on NAME",
         ));
     }
 }
@@ -312,7 +309,7 @@ fn note_stopping(
         notes.push(Note::general(
             "stopwaitsecs",
             format!(
-                "{} may take longer to stop than [init] stop_timeout (9s, to fit docker stop's 10s), which caps a container's stop",
+                "{} may take longer to stop than [init] stop_timeout (9s, to fit docker stop's 10s), which caps a container's stop: their stop_timeout is stopwaitsecs, or supervisord's default of 10s",
                 slow.join(", ")
             ),
             "raise [init] stop_timeout together with docker stop -t / stop_grace_period, or shorten the programs' stop_timeout",

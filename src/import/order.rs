@@ -1,8 +1,9 @@
-//! supervisord's `priority` as dependencies. supervisord starts programs in priority order
-//! (lower first; a group's priority before its programs'), without waiting for any, and stops
-//! them in reverse, waiting for each priority's programs to be down before stopping the next.
-//! ctrlinit's nearest is a dependency with the condition `started` on the programs of the next
-//! lower priority: they are spawned first and stopped last, and nothing waits for readiness.
+//! supervisord's `priority` as ordering. supervisord starts programs in priority order (lower
+//! first; a group's priority before its programs'), without waiting for any, and stops them in
+//! reverse, waiting for each priority's programs to be down before stopping the next. ctrlinit
+//! says the same with `after` on the programs of the next lower priority: they are spawned first
+//! and stopped last, nothing waits for readiness, and nothing is required, stopped or restarted
+//! along with them.
 
 /// One program's place in the order.
 #[derive(Debug, Clone)]

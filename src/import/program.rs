@@ -332,7 +332,8 @@ fn write_startsecs(k: &mut Keys<'_>, t: &mut Table, s: &Settings, oneshot: bool)
     }
 }
 
-/// `stop_signal` and `stop_timeout`; `stopwaitsecs` when known now.
+/// `stop_signal` and `stop_timeout`; the seconds written when known now (supervisord's
+/// default of 10 included).
 fn write_stop(t: &mut Table, s: &Settings) -> Option<i64> {
     match &s.stopsignal {
         Some((Got::Now(sig), _)) => t.set("stop_signal", Val::Str(sig.clone())),
@@ -362,7 +363,7 @@ fn write_stop(t: &mut Table, s: &Settings) -> Option<i64> {
                 Val::Str("10s".into()),
                 "stopwaitsecs (supervisord's default)",
             );
-            None
+            Some(10)
         }
     }
 }

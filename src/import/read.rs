@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::expand::{Value, expand};
-use super::glob::glob;
+use super::glob::{WALK_LIMITS, glob};
 use super::ini::{Ini, Opt};
 use super::report::{InputError, Note};
 use super::text::{Piece, Text};
@@ -56,7 +56,18 @@ pub fn read_input(main: &Path) -> Result<Input, Vec<InputError>> {
     let base = main.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut errors = Vec::new();
     for pattern in patterns.split_whitespace() {
-        let found = glob(&base, pattern);
+        let found = match glob(&base, pattern, WALK_LIMITS) {
+            Ok(found) => found,
+            Err(e) => {
+                errors.push(InputError::at(
+                    &files.file,
+                    files.line,
+                    format!("[include] files: {e}"),
+                    "name the directories the files are in (conf.d/*.conf), not a pattern over the whole tree",
+                ));
+                return Err(errors);
+            }
+        };
         if found.is_empty() {
             input.notes.push(Note::at(
                 &files.file,

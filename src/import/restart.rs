@@ -48,6 +48,19 @@ pub fn budget(
         Val::Int(counted as i64),
         &format!("startretries = {retries}{default}: failed starts in a row before FATAL"),
     );
+    if startsecs <= 0
+        && let Some(o) = k.opt("startsecs").cloned()
+    {
+        // supervisord counted every start as a success, so it never reached FATAL.
+        k.note(
+            &o,
+            format!(
+                "0 with autorestart: supervisord took every start for a success and restarted it forever; the written budget stops it after {} runs in {secs}s (max_restarts = {counted}, restart_window = \"{secs}s\"), then on_exhausted applies",
+                counted + 1
+            ),
+            "to restart it for good, raise max_restarts (or shorten restart_window) in its table",
+        );
+    }
     t.set_with(
         "restart_window",
         Val::Str(format!("{secs}s")),

@@ -109,6 +109,17 @@ impl OutFile {
 
 /// `# text` lines (a comment with newlines becomes several lines).
 fn comment(out: &mut String, text: &str) {
+    // TOML allows no control character but a tab in a comment: a file name may hold one.
+    let text: String = text
+        .chars()
+        .map(|c| {
+            if c != '\n' && c != '\t' && (c.is_control()) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect();
     for line in text.lines() {
         if line.is_empty() {
             out.push_str("#\n");

@@ -55,10 +55,12 @@ async fn serve(
     mut rx: UnboundedReceiver<Command>,
 ) {
     // Own lines carry their timestamp and level already.
-    let own_path = dirs.log_dir.join("ctrlinit.log");
-    let own_file = FileSink::open(&own_path, &LogSettings::default(), dirs.log_mode)
-        .map_err(|e| eprintln!("ctrlinit: cannot open {}: {e}", own_path.display()))
-        .ok();
+    let own_file = dirs.log_dir.as_ref().and_then(|dir| {
+        let own_path = dir.join("ctrlinit.log");
+        FileSink::open(&own_path, &LogSettings::default(), dirs.log_mode)
+            .map_err(|e| eprintln!("ctrlinit: cannot open {}: {e}", own_path.display()))
+            .ok()
+    });
     let shared = Rc::new(Shared {
         console,
         own_to_stderr: Cell::new(false),
@@ -168,7 +170,8 @@ fn configure(shared: &Rc<Shared>, config: Arc<Config>) {
 fn open_files(shared: &Shared, p: &ProgramLog) {
     let settings = p.settings.get();
     let open = |suffix: &str| -> Option<FileSink> {
-        let dir = &shared.dirs.log_dir;
+        // No log directory (a default one that could not be used): the console only.
+        let dir = shared.dirs.log_dir.as_ref()?;
         let path = dir.join(format!("{}{suffix}", p.name));
         FileSink::open(&path, &settings, shared.dirs.log_mode)
             .map_err(|e| {
@@ -347,7 +350,10 @@ fn tail(shared: &Shared, programs: &[String], lines: usize, by_program: bool) ->
 /// Waits (bounded) for the crashed run's pipes to drain, then writes the report off the
 /// supervisor's thread.
 async fn crash_report(shared: Rc<Shared>, info: Box<crash::CrashInfo>) {
-    let crash_dir = shared.dirs.crash_dir.clone();
+    // No crash directory (a default one that could not be used): no reports.
+    let Some(crash_dir) = shared.dirs.crash_dir.clone() else {
+        return;
+    };
     // The restart that follows a crash needs the CPU first (on a small machine the report's
     // file work would compete with the new process's exec): the report waits a moment.
     tokio::time::sleep(crash::REPORT_DELAY).await;

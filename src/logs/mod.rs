@@ -37,6 +37,7 @@ use crate::config::Config;
 pub struct Logs {
     tx: UnboundedSender<Command>,
     thread: Option<JoinHandle<()>>,
+    fallbacks: Vec<String>,
 }
 
 impl Logs {
@@ -52,6 +53,7 @@ impl Logs {
         before: impl FnOnce(UnboundedSender<Command>),
     ) -> Result<Self, String> {
         let dirs = dirs::prepare_dirs(&config.init)?;
+        let fallbacks = dirs.fallbacks.clone();
         let (tx, rx) = unbounded_channel();
         before(tx.clone());
         let thread = std::thread::Builder::new()
@@ -61,7 +63,13 @@ impl Logs {
         Ok(Logs {
             tx,
             thread: Some(thread),
+            fallbacks,
         })
+    }
+
+    /// What a default directory that could not be used turned off, each with its fix.
+    pub fn fallbacks(&self) -> &[String] {
+        &self.fallbacks
     }
 
     /// A sender for ctrlinit's own log layer and other threads.

@@ -302,6 +302,9 @@ pub struct GraphNode {
     pub state: Option<State>,
     /// Its dependencies: (name, condition, restart).
     pub depends_on: Vec<(String, String, bool)>,
+    /// What it is ordered after (`after`): ordering only, no requirement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
     /// Its readiness check as `status` shows it (`tcp 127.0.0.1:80`), if any.
     #[serde(default)]
     pub readiness: Option<String>,

@@ -147,7 +147,9 @@ pub struct Goal {
 
 /// Ids of `names`, or a refusal naming the unknown ones and the known ones. The name of an
 /// instanced program (`instances = N`) stands for all its instances, in index order; an
-/// instance's own name (`web-2`) for that one. Each program is named once, however often asked.
+/// instance's own name (`web-2`) for that one; a `member_of` name for its members, in
+/// configuration order. supervisorctl's `NAME:*` is NAME, and `GROUP:NAME` is NAME when it is
+/// one of GROUP's. Each program is named once, however often asked.
 pub fn resolve(core: &Core, names: &[String]) -> Answer<Vec<ProgramId>> {
     let mut ids: Vec<ProgramId> = Vec::new();
     let mut unknown: Vec<&str> = Vec::new();
@@ -165,10 +167,11 @@ pub fn resolve(core: &Core, names: &[String]) -> Answer<Vec<ProgramId>> {
     if !unknown.is_empty() {
         let mut known: Vec<&str> = core.programs().iter().map(Program::name).collect();
         for p in core.programs() {
-            if let Some(i) = &p.spec.instance
-                && !known.contains(&i.group.as_str())
-            {
-                known.push(&i.group);
+            let shared = p.spec.instance.as_ref().map(|i| i.group.as_str());
+            for name in shared.into_iter().chain(p.spec.member_of.as_deref()) {
+                if !known.contains(&name) {
+                    known.push(name);
+                }
             }
         }
         return Err(Refusal::new(
@@ -184,10 +187,30 @@ pub fn resolve(core: &Core, names: &[String]) -> Answer<Vec<ProgramId>> {
     Ok(ids)
 }
 
-/// The program called `name`, or the instances of the instanced program called so.
+/// The program called `name`, or the instances of the instanced program called so, or the
+/// members of the `member_of` name; supervisorctl's `NAME:*` and `GROUP:NAME` too.
 fn ids_named(core: &Core, name: &str) -> Vec<ProgramId> {
+    if let Some(all) = name.strip_suffix(":*") {
+        return ids_named(core, all);
+    }
+    if let Some((group, one)) = name.split_once(':') {
+        let members = ids_named(core, group);
+        return ids_named(core, one)
+            .into_iter()
+            .filter(|id| members.contains(id))
+            .collect();
+    }
     if let Some(id) = core.id_of(name) {
         return vec![id];
+    }
+    let members: Vec<ProgramId> = core
+        .programs()
+        .iter()
+        .filter(|p| p.spec.member_of.as_deref() == Some(name))
+        .map(|p| p.id)
+        .collect();
+    if !members.is_empty() {
+        return members;
     }
     let mut members: Vec<(u32, ProgramId)> = core
         .programs()

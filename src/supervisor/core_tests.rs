@@ -630,6 +630,9 @@ fn no_deadline_when_idle() {
     );
 }
 
+#[path = "after_tests.rs"]
+mod after;
+
 #[path = "by_hand_tests.rs"]
 mod by_hand;
 

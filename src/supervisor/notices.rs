@@ -39,8 +39,9 @@ pub fn start_failed(spec: &ProgramSpec, error: &str, exec_failed: bool) -> Strin
     let mut msg = format!("{}: {error}", spec.name);
     if exec_failed {
         msg.push_str(&format!(
-            "\n    fix: install {:?} in the image (executable), or correct program.{}.command; `ctrlinit check` warns about commands it cannot find",
-            spec.command[0], spec.name
+            "\n    fix: install {:?} in the image (executable), or correct {}; `ctrlinit check` warns about commands it cannot find",
+            spec.command[0],
+            spec.written_as("command")
         ));
     }
     msg

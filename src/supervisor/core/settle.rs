@@ -65,10 +65,13 @@ impl Core {
                 true
             }
             Phase::Starting { .. } | Phase::Forked { .. } | Phase::Running { .. } => {
+                // What requires it, and what is ordered after it (`after`), stop first when
+                // they stop too.
                 let blocked = self
                     .graph
                     .dependents(i)
                     .iter()
+                    .chain(self.graph.before(i))
                     .any(|&d| self.programs[d].phase.is_live() && !self.programs[d].wants_up());
                 if blocked {
                     return false;
@@ -181,8 +184,43 @@ impl Core {
         }
     }
 
-    /// The first dependency of program `i` that does not hold: its name and a description.
+    /// The first dependency of program `i` that does not hold, or the first program it is
+    /// ordered after that is still coming up: its name and a description.
     fn unmet_dependency(&self, i: usize) -> Option<(String, String)> {
+        self.unmet_requirement(i).or_else(|| {
+            let &t = self
+                .graph
+                .after(i)
+                .iter()
+                .find(|&&t| self.coming_up(t, 0))?;
+            let dep = &self.programs[t];
+            let why = notices::unmet_dependency(dep.name(), "started", dep.state(), None);
+            Some((dep.name().to_string(), why))
+        })
+    }
+
+    /// Whether program `t` is on its way to starting: meant to be up, not spawned yet, and
+    /// every requirement it waits for on its way up too. What `after` waits for: a program
+    /// that is down (stopped, exited, exhausted, in backoff) or held by one that is, is not
+    /// waited for.
+    fn coming_up(&self, t: usize, depth: usize) -> bool {
+        let p = &self.programs[t];
+        if !p.wants_up() || !matches!(p.phase, Phase::Waiting | Phase::Spawning) {
+            return false;
+        }
+        if depth > self.programs.len() {
+            return false; // a cycle; validation refuses one
+        }
+        self.graph.deps(t).iter().all(|e| {
+            let dep = &self.programs[e.on];
+            condition_holds(dep, e.condition)
+                || matches!(dep.phase, Phase::Starting { .. } | Phase::Forked { .. })
+                || self.coming_up(e.on, depth + 1)
+        })
+    }
+
+    /// The first requirement (`depends_on`) of program `i` that does not hold.
+    fn unmet_requirement(&self, i: usize) -> Option<(String, String)> {
         self.graph.deps(i).iter().find_map(|e| {
             let dep = &self.programs[e.on];
             if condition_holds(dep, e.condition) {

@@ -151,6 +151,13 @@ impl Runner {
         };
         match (done.reply, answer) {
             (Some(reply), answer) => {
+                // The log says a refused reload too, not only the client that asked.
+                if let Err(e) = &answer {
+                    error!(
+                        "reload (asked over the control socket) refused, keeping the running configuration: {}",
+                        e.message
+                    );
+                }
                 let _ = reply.send(answer);
             }
             (None, Ok(summary)) => info!("SIGHUP: reload: {summary}"),
