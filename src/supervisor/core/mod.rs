@@ -560,12 +560,18 @@ impl Core {
             }
             Input::FinishFailed { .. } => self.finish_failed(i, now, &mut acts),
             Input::Shutdown { reason, signal } => {
+                // Only a stop that begins with this request drains: a second request (after
+                // the drain, or after a stop that began without one) must not put programs
+                // already on their way down back up, nor say the drain again.
+                let first = self.shutdown.is_none();
                 self.begin_shutdown(0, &reason, now, &mut acts);
                 if let Some(s) = &mut self.shutdown {
                     s.requested = true;
                     s.forwarded = s.forwarded.or(signal);
                 }
-                self.drain_first(now, &mut acts);
+                if first {
+                    self.drain_first(now, &mut acts);
+                }
             }
             Input::ForceKill => self.force_kill(now, &mut acts),
             Input::Start(ids) => self.start_by_hand(&ids, now, &mut acts),
