@@ -282,3 +282,55 @@ command = ["/bin/sh", "-c", "x=$(head -c 16000000 /dev/zero | tr '\\0' a); touch
         }
     }
 }
+
+/// A program that makes a cgroup below its own and moves a process there (in a session of its
+/// own, so out of the program's process group too), as a container runtime or another init
+/// does. `$$` is `$` after ctrlinit's interpolation.
+const NESTER: &str = r#"
+[program.nester]
+command = ["/bin/sh", "-c", "m=$$(grep ' - cgroup2 ' /proc/self/mountinfo | head -n1 | cut -d' ' -f5); g=$$m$$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir -p $$g/inner/deeper; setsid sh -c 'echo $$$$ >> {dir}/inner.pid; exec sleep 1001' & echo $$! > $$g/inner/deeper/cgroup.procs; echo $$g > {dir}/group; exec sleep 1000"]
+stop_timeout = "2s"
+"#;
+
+#[test]
+fn cgroup_mode_stops_and_removes_the_groups_a_program_made_below_its_own() {
+    let init = start("cgroup", NESTER);
+    if mode_shown(&init, "cgroup") != "cgroup" {
+        return;
+    }
+    // The namespace's mounts, as ctrlinit sees them.
+    let root = format!("/proc/{}/root", init.pid);
+    for k in 1..=3 {
+        let inner = wait_until("the nested process", DEADLINE, || {
+            let lines = file_lines(&init.dir().join("inner.pid"));
+            let ns: i32 = lines.get(k - 1)?.trim().parse().ok()?;
+            host_pid(&init, ns)
+        });
+        let group = wait_for_file(&init.dir().join("group"));
+        let deeper = std::path::PathBuf::from(format!("{root}{}/inner/deeper", group.trim()));
+        wait_until("the nested process in its sub-group", DEADLINE, || {
+            std::fs::read_to_string(deeper.join("cgroup.procs"))
+                .ok()
+                .filter(|procs| procs.split_whitespace().any(|p| p == inner.to_string()))
+        });
+        // It counts as the program's.
+        let listed = init.program_json("nester")["pids"].clone();
+        assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
+        let (code, out) = init.ctl(&["stop", "nester"]);
+        assert_eq!(code, 0, "{out}");
+        init.wait_states(&["nester=stopped"]);
+        wait_gone(&[inner], "the process in the sub-group to be stopped");
+        // Its folders went with it, deepest first.
+        wait_until("the sub-groups to be removed", DEADLINE, || {
+            (!deeper.exists() && !deeper.parent().unwrap().exists()).then_some(())
+        });
+        assert!(
+            init.namespace_pids().is_empty(),
+            "run {k} leaked: {:?}",
+            init.namespace_pids()
+        );
+        std::fs::remove_file(init.dir().join("group")).unwrap();
+        let (code, out) = init.ctl(&["start", "nester"]);
+        assert_eq!(code, 0, "{out}");
+    }
+}

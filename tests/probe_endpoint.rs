@@ -327,7 +327,10 @@ fn slowloris(
                     *c = None;
                 }
             }
-            open.store(conns.iter().filter(|c| c.is_some()).count(), Ordering::Relaxed);
+            open.store(
+                conns.iter().filter(|c| c.is_some()).count(),
+                Ordering::Relaxed,
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     })
@@ -357,6 +360,9 @@ fn livez_answers_while_slow_connections_hold_the_port() {
     stop.store(true, Ordering::Relaxed);
     attacker.join().unwrap();
     for (code, body) in &answers {
-        assert_eq!(*code, 200, "a probe failed under a slowloris: {body:?} ({answers:?})");
+        assert_eq!(
+            *code, 200,
+            "a probe failed under a slowloris: {body:?} ({answers:?})"
+        );
     }
 }

@@ -162,7 +162,8 @@ impl Tracking {
     /// per process of the run, not every process of the machine.
     pub(crate) fn members(&self, r: RunRef<'_>, others: &dyn Fn(i32) -> bool) -> Vec<i32> {
         if let Some(g) = self.groups.get(r.name) {
-            return Cgroups::pids(g.dir());
+            // The groups a program made below its own hold its processes too.
+            return Cgroups::subtree_pids(g.dir());
         }
         let mut roots: Vec<i32> = r.leader.into_iter().collect();
         roots.extend(self.reparented(r, others));
@@ -208,7 +209,13 @@ impl Tracking {
             return false;
         }
         if let Some(g) = self.groups.get(r.name) {
-            return !g.populated();
+            // `populated` counts the groups below too. Once the run is empty, the sub-groups
+            // it made go, so a restart does not leave one more folder each time.
+            let empty = !g.populated();
+            if empty {
+                Cgroups::remove_below(g.dir());
+            }
+            return empty;
         }
         self.reparented(r, others).is_empty()
     }
@@ -222,6 +229,15 @@ impl Tracking {
         signal: libc::c_int,
         cont: bool,
     ) {
+        // SIGKILL to a whole group and its sub-groups at once where the kernel can: nothing
+        // forks away between the listing and the signal.
+        if signal == libc::SIGKILL
+            && let Some(g) = self.groups.get(r.name)
+            && Cgroups::kill_all(g.dir())
+        {
+            debug!("{}: SIGKILL to its cgroup and the groups below it", r.name);
+            return;
+        }
         for pid in self.members(r, others) {
             // getpgid(2) rather than /proc/PID/stat: one call, no file, for every member.
             if nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(pid)))
@@ -258,7 +274,7 @@ impl Tracking {
     /// Whether `pid` belongs to run `r`: in its cgroup, or carrying its marker.
     pub(crate) fn belongs(&self, pid: i32, r: RunRef<'_>) -> bool {
         if let Some(g) = self.groups.get(r.name)
-            && Cgroups::pids(g.dir()).contains(&pid)
+            && Cgroups::subtree_pids(g.dir()).contains(&pid)
         {
             return true;
         }

@@ -66,7 +66,8 @@ pub struct RunOptions {
 /// is set, else from SIGHUP).
 struct Reloaded {
     loaded: Result<Config, crate::config::ConfigErrors>,
-    reply: Option<oneshot::Sender<Result<String, Refusal>>>,
+    /// Who asked (`None`: SIGHUP), all answered by this one read.
+    replies: Vec<Option<requests::ReloadReply>>,
 }
 
 /// The owner of all program state.
@@ -104,6 +105,8 @@ pub struct Runner {
     reloads_tx: UnboundedSender<Reloaded>,
     /// Whether a configuration is being read for a reload.
     reading_config: bool,
+    /// Reloads asked for while another was under way, started once it is applied.
+    queued_reloads: Vec<Option<requests::ReloadReply>>,
     /// Requests from control connections.
     control: UnboundedReceiver<Control>,
     /// State changes, for `events`, `--wait` and command completion.
@@ -144,6 +147,7 @@ impl Runner {
             reloads,
             reloads_tx,
             reading_config: false,
+            queued_reloads: Vec::new(),
             core: Core::new(&config, Instant::now()),
             launcher: Launcher::new(opts.logs.clone()),
             opts,
@@ -248,6 +252,7 @@ impl Runner {
                 }
             }
             self.note_work(routine, routine_check);
+            self.start_queued_reload();
         }
     }
 
