@@ -316,7 +316,7 @@ fn slowloris(
                 if c.is_none() {
                     *c = std::net::TcpStream::connect(("127.0.0.1", port))
                         .ok()
-                        .filter(|s| s.write_all(b"GET /livez HTTP/1.1\r\n").is_ok())
+                        .filter(|mut s| s.write_all(b"GET /livez HTTP/1.1\r\n").is_ok())
                         .filter(|s| s.set_nonblocking(true).is_ok());
                 }
                 let Some(s) = c else { continue };

@@ -16,6 +16,10 @@ use crate::model::Exit;
 use crate::model::signals::signal_name;
 use crate::process::{self, Grouping, Launch, Output, SpawnError};
 
+/// What ties a process to a program's run: its marker (`CTRLINIT_RUN=…`) and, in cgroup mode,
+/// the run's group to be created in (see `tracking`).
+pub(crate) type RunTag = ((&'static str, String), Option<OwnedFd>);
+
 /// Starts processes; owned by the runner, borrowed by the checks.
 pub(crate) struct Launcher {
     logs: UnboundedSender<LogCommand>,
@@ -72,12 +76,18 @@ impl Launcher {
     }
 
     /// `spec`'s finish hook after a run that ended with `exit`: CTRLINIT_PROGRAM, and
-    /// CTRLINIT_EXIT_CODE or CTRLINIT_EXIT_SIGNAL and CTRLINIT_EXIT_STATUS in its environment.
-    pub(crate) fn finish(&self, spec: &ProgramSpec, exit: Option<Exit>) -> Result<i32, SpawnError> {
+    /// CTRLINIT_EXIT_CODE or CTRLINIT_EXIT_SIGNAL and CTRLINIT_EXIT_STATUS in its environment;
+    /// started in the run's tracking (`tag`), so what it leaves is the program's.
+    pub(crate) fn finish(
+        &self,
+        spec: &ProgramSpec,
+        exit: Option<Exit>,
+        tag: RunTag,
+    ) -> Result<i32, SpawnError> {
         let Some(argv) = &spec.finish else {
             return Err(setup_error("no finish hook is configured".into()));
         };
-        let mut extra = vec![("CTRLINIT_PROGRAM", spec.name.clone())];
+        let mut extra = vec![("CTRLINIT_PROGRAM", spec.name.clone()), tag.0];
         match exit {
             Some(Exit::Code(c)) => extra.push(("CTRLINIT_EXIT_CODE", c.to_string())),
             Some(Exit::Signal { sig, .. }) => {
@@ -88,34 +98,35 @@ impl Launcher {
         if let Some(e) = exit {
             extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
         }
-        self.logged(
-            spec,
-            argv,
-            &extra,
-            None,
-            Taps::default(),
-            Streams::default(),
-        )
+        let streams = Streams {
+            cgroup: tag.1,
+            ..Streams::default()
+        };
+        self.logged(spec, argv, &extra, None, Taps::default(), streams)
     }
 
     /// `spec`'s `pre_stop` hook: CTRLINIT_PROGRAM and CTRLINIT_PID (its main process) in its
-    /// environment, its output in the program's log.
-    pub(crate) fn pre_stop(&self, spec: &ProgramSpec, main: i32) -> Result<i32, SpawnError> {
+    /// environment, its output in the program's log; started in the run's tracking (`tag`),
+    /// so the program's stop stops what it leaves.
+    pub(crate) fn pre_stop(
+        &self,
+        spec: &ProgramSpec,
+        main: i32,
+        tag: RunTag,
+    ) -> Result<i32, SpawnError> {
         let Some(argv) = &spec.pre_stop else {
             return Err(setup_error("no pre_stop hook is configured".into()));
         };
         let extra = vec![
             ("CTRLINIT_PROGRAM", spec.name.clone()),
             ("CTRLINIT_PID", main.to_string()),
+            tag.0,
         ];
-        self.logged(
-            spec,
-            argv,
-            &extra,
-            None,
-            Taps::default(),
-            Streams::default(),
-        )
+        let streams = Streams {
+            cgroup: tag.1,
+            ..Streams::default()
+        };
+        self.logged(spec, argv, &extra, None, Taps::default(), streams)
     }
 
     /// An exec readiness check of `spec` running `argv`, its output discarded.

@@ -479,6 +479,15 @@ impl Core {
         }
     }
 
+    /// Whether `pid` is a `pre_stop` or `finish` hook (whatever it leaves in its process group
+    /// is killed when it ends).
+    pub fn is_hook(&self, pid: i32) -> bool {
+        self.programs.iter().any(|p| {
+            matches!(p.phase, Phase::Finishing { pid: Some(h), .. } if h == pid)
+                || matches!(p.phase, Phase::PreStopping(s) if s.hook == Some(pid))
+        })
+    }
+
     fn owner_of(&self, pid: i32) -> Option<usize> {
         self.programs.iter().position(|p| {
             p.phase.pid() == Some(pid)
