@@ -313,9 +313,11 @@ fn cgroup_mode_stops_and_removes_the_groups_a_program_made_below_its_own() {
                 .ok()
                 .filter(|procs| procs.split_whitespace().any(|p| p == inner.to_string()))
         });
-        // It counts as the program's.
-        let listed = init.program_json("nester")["pids"].clone();
-        assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
+        // It counts as the program's (`status` looks again at most once a second).
+        wait_until("status to list the nested process", DEADLINE, || {
+            let listed = init.program_json("nester")["pids"].clone();
+            (listed.as_array().map(Vec::len) == Some(2)).then_some(())
+        });
         let (code, out) = init.ctl(&["stop", "nester"]);
         assert_eq!(code, 0, "{out}");
         init.wait_states(&["nester=stopped"]);
