@@ -336,3 +336,57 @@ fn cgroup_mode_stops_and_removes_the_groups_a_program_made_below_its_own() {
         assert_eq!(code, 0, "{out}");
     }
 }
+
+/// Checks and hooks that start a background job: readiness (`sleep 1003`), liveness every
+/// 100 ms (`sleep 1001`), `pre_stop` (`sleep 1002`) and `finish` (`sleep 1004`). `$$` is `$`.
+const JOBBER: &str = r#"
+[program.jobber]
+command = ["sleep", "1000"]
+ready = { exec = ["/bin/sh", "-c", "sleep 1003 & echo r >> {dir}/ready.runs; exit 0"], interval = "50ms" }
+pre_stop = ["/bin/sh", "-c", "sleep 1002 & echo p >> {dir}/hooks; exit 0"]
+finish = ["/bin/sh", "-c", "sleep 1004 & echo f >> {dir}/hooks; exit 0"]
+stop_timeout = "2s"
+[program.jobber.health]
+check = { exec = ["/bin/sh", "-c", "sleep 1001 & echo c >> {dir}/checks; exit 0"] }
+interval = "100ms"
+"#;
+
+/// How many `sleep SECONDS` processes run in `init`'s namespace (zombies not counted).
+fn sleeps(init: &Init, seconds: &str) -> usize {
+    init.namespace_pids()
+        .into_iter()
+        .filter(|&p| proc_state(p).is_some_and(|s| s != 'Z'))
+        .filter(|&p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c == format!("sleep\0{seconds}\0").as_bytes())
+        })
+        .count()
+}
+
+#[test]
+fn checks_and_hooks_leave_nothing_behind() {
+    for mode in modes() {
+        let init = start(mode, JOBBER);
+        init.wait_states(&["jobber=running"]);
+        // Five liveness checks have run: what each left ended with it (one may be between its
+        // check's end and its reaping).
+        wait_for_lines_in(&init.dir().join("checks"), 5);
+        wait_until(
+            &format!("{mode}: the checks' jobs to end with them"),
+            DEADLINE,
+            || (sleeps(&init, "1001") <= 1 && sleeps(&init, "1003") == 0).then_some(()),
+        );
+        let (code, out) = init.ctl(&["stop", "jobber"]);
+        assert_eq!(code, 0, "{mode}: {out}");
+        init.wait_states(&["jobber=stopped"]);
+        wait_for_lines_in(&init.dir().join("hooks"), 2);
+        wait_until(
+            &format!("{mode}: nothing of the program, its checks or hooks left"),
+            DEADLINE,
+            || {
+                let left = init.namespace_pids();
+                left.is_empty().then_some(())
+            },
+        );
+    }
+}
