@@ -8,12 +8,13 @@ use std::os::fd::OwnedFd;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::tracking::Tagger;
 use super::wiring::Wiring;
 
 use crate::config::{ProgramSpec, StdioMode};
 use crate::logs::{Command as LogCommand, Taps};
-use crate::model::Exit;
 use crate::model::signals::signal_name;
+use crate::model::{Exit, ProgramId};
 use crate::process::{self, Grouping, Launch, Output, SpawnError};
 
 /// What ties a process to a program's run: its marker (`CTRLINIT_RUN=…`) and, in cgroup mode,
@@ -23,12 +24,15 @@ pub(crate) type RunTag = ((&'static str, String), Option<OwnedFd>);
 /// Starts processes; owned by the runner, borrowed by the checks.
 pub(crate) struct Launcher {
     logs: UnboundedSender<LogCommand>,
+    /// Ties exec checks to their run's tracking.
+    tagger: Tagger,
 }
 
 impl Launcher {
-    /// A launcher whose piped output goes to the log thread behind `logs`.
-    pub(crate) fn new(logs: UnboundedSender<LogCommand>) -> Self {
-        Launcher { logs }
+    /// A launcher whose piped output goes to the log thread behind `logs`, and whose exec
+    /// checks join their run's tracking through `tagger`.
+    pub(crate) fn new(logs: UnboundedSender<LogCommand>, tagger: Tagger) -> Self {
+        Launcher { logs, tagger }
     }
 
     /// Run `run` of `spec`'s program, with what `wiring` adds.
@@ -129,21 +133,31 @@ impl Launcher {
         self.logged(spec, argv, &extra, None, Taps::default(), streams)
     }
 
-    /// An exec readiness check of `spec` running `argv`, its output discarded.
-    pub(crate) fn check(&self, spec: &ProgramSpec, argv: &[String]) -> Result<i32, SpawnError> {
+    /// An exec readiness check of `spec` running `argv` for run `run` of program `id` (in its
+    /// tracking: the program's stop stops what the check leaves), its output discarded.
+    pub(crate) fn check(
+        &self,
+        spec: &ProgramSpec,
+        argv: &[String],
+        (id, run): (ProgramId, u64),
+    ) -> Result<i32, SpawnError> {
+        let (marker, cgroup) = self.tagger.tag(&spec.name, id, run);
         let streams = Streams {
             outputs: (Output::Null, Output::Null),
+            cgroup,
             ..Streams::default()
         };
-        start(spec, argv, &[], streams)
+        start(spec, argv, &[marker], streams)
     }
 
-    /// An exec liveness check of `spec` running `argv`; its stdout and stderr go to one pipe,
-    /// whose read end (non-blocking) is returned for the check's output.
+    /// An exec liveness check of `spec` running `argv` for run `run` of program `id` (in its
+    /// tracking, as [`Launcher::check`]); its stdout and stderr go to one pipe, whose read end
+    /// (non-blocking) is returned for the check's output.
     pub(crate) fn captured_check(
         &self,
         spec: &ProgramSpec,
         argv: &[String],
+        (id, run): (ProgramId, u64),
     ) -> Result<(i32, OwnedFd), SpawnError> {
         let flags = nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK;
         let (read, write) = nix::unistd::pipe2(flags)
@@ -156,11 +170,13 @@ impl Launcher {
             &write,
             nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
         );
+        let (marker, cgroup) = self.tagger.tag(&spec.name, id, run);
         let streams = Streams {
             outputs: (Output::Fd(write), Output::Fd(write2)),
+            cgroup,
             ..Streams::default()
         };
-        let pid = start(spec, argv, &[], streams)?;
+        let pid = start(spec, argv, &[marker], streams)?;
         Ok((pid, read))
     }
 

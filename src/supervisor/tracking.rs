@@ -21,6 +21,7 @@ use std::os::fd::OwnedFd;
 
 use tracing::{debug, info};
 
+use super::launch::RunTag;
 use crate::model::ProgramId;
 use crate::sys::cgroup2::{Cgroups, Group, Usage};
 use crate::sys::init::{Role, group_exists};
@@ -119,7 +120,15 @@ impl Tracking {
 
     /// The marker of run `run` of program `id`.
     fn marker(&self, id: ProgramId, run: u64) -> String {
-        format!("{}.{}.{run}", self.nonce, id.index())
+        marker_of(&self.nonce, id, run)
+    }
+
+    /// What the launcher needs to start a check in a run's tracking (see [`Tagger`]).
+    pub(crate) fn tagger(&self) -> Tagger {
+        Tagger {
+            nonce: self.nonce.clone(),
+            base: self.cgroups.as_ref().map(|c| c.base().to_path_buf()),
+        }
     }
 
     /// What a run is started with: its marker (always: it also ties adopted and orphaned
@@ -300,6 +309,31 @@ impl Tracking {
         if let Some(cg) = &self.cgroups {
             cg.cleanup();
         }
+    }
+}
+
+/// The marker of run `run` of program `id` for the ctrlinit of `nonce`.
+fn marker_of(nonce: &str, id: ProgramId, run: u64) -> String {
+    format!("{nonce}.{}.{run}", id.index())
+}
+
+/// Ties a process that is not a run's own (an exec check) to a run, as [`Tracking::prepare`]
+/// ties the run: its marker and, in cgroup mode, the run's group (never created here: a check
+/// runs only while its run does). So the program's stop also stops what a check leaves.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tagger {
+    nonce: String,
+    base: Option<std::path::PathBuf>,
+}
+
+impl Tagger {
+    /// The marker and group of run `run` of program `id` (named `name`).
+    pub(crate) fn tag(&self, name: &str, id: ProgramId, run: u64) -> RunTag {
+        let group = self
+            .base
+            .as_ref()
+            .and_then(|b| Cgroups::dir_handle(&b.join(name)).ok());
+        ((MARKER, marker_of(&self.nonce, id, run)), group)
     }
 }
 

@@ -143,18 +143,19 @@ impl Runner {
         let (tx, probe_events) = unbounded_channel();
         let (reloads_tx, reloads) = unbounded_channel();
         let oom_counter = crate::sys::cgroups::OomCounter::open();
+        let tracking = Tracking::start(role);
         Runner {
             reloads,
             reloads_tx,
             reading_config: false,
             queued_reloads: Vec::new(),
             core: Core::new(&config, Instant::now()),
-            launcher: Launcher::new(opts.logs.clone()),
+            launcher: Launcher::new(opts.logs.clone(), tracking.tagger()),
             opts,
             probes: Probes::new(tx.clone()),
             health: HealthChecks::new(tx.clone()),
             adopted: Adopted::new(tx.clone()),
-            tracking: Tracking::start(role),
+            tracking,
             strays: std::collections::HashMap::new(),
             next_stray_scan: None,
             evidence: std::collections::HashMap::new(),
