@@ -340,16 +340,17 @@ fn cgroup_mode_stops_and_removes_the_groups_a_program_made_below_its_own() {
 /// Checks and hooks that start a background job: readiness (`sleep 1003`), liveness every
 /// 100 ms (`sleep 1001`), `pre_stop` (`sleep 1002`) and `finish` (`sleep 1004`); the first
 /// liveness check and `pre_stop` also one in a session of its own (`sleep 1005`, `sleep 1006`),
-/// which only the run's tracking (cgroup or marker) can find.
+/// which only the run's tracking (cgroup or marker) can find (each waits until its job has its
+/// own session). `$$$$` is `$$` after ctrlinit's interpolation.
 const JOBBER: &str = r#"
 [program.jobber]
 command = ["sleep", "1000"]
 ready = { exec = ["/bin/sh", "-c", "sleep 1003 & echo r >> {dir}/ready.runs; exit 0"], interval = "50ms" }
-pre_stop = ["/bin/sh", "-c", "setsid sleep 1006 & sleep 1002 & echo p >> {dir}/hooks; exit 0"]
+pre_stop = ["/bin/sh", "-c", "setsid sh -c 'echo $$$$ > {dir}/s1006; exec sleep 1006' & until [ -s {dir}/s1006 ]; do sleep 0.01; done; sleep 1002 & echo p >> {dir}/hooks; exit 0"]
 finish = ["/bin/sh", "-c", "sleep 1004 & echo f >> {dir}/hooks; exit 0"]
 stop_timeout = "2s"
 [program.jobber.health]
-check = { exec = ["/bin/sh", "-c", "[ -e {dir}/once ] || { touch {dir}/once; setsid sleep 1005 & }; sleep 1001 & echo c >> {dir}/checks; exit 0"] }
+check = { exec = ["/bin/sh", "-c", "[ -e {dir}/once ] || { touch {dir}/once; setsid sh -c 'echo $$$$ > {dir}/s1005; exec sleep 1005' & until [ -s {dir}/s1005 ]; do sleep 0.01; done; }; sleep 1001 & echo c >> {dir}/checks; exit 0"] }
 interval = "100ms"
 "#;
 
@@ -373,6 +374,9 @@ fn checks_and_hooks_leave_nothing_behind() {
         // Five liveness checks have run: what each left ended with it (one may be between its
         // check's end and its reaping).
         wait_for_lines_in(&init.dir().join("checks"), 5);
+        wait_until(&format!("{mode}: the first check's own session"), DEADLINE, || {
+            (sleeps(&init, "1005") == 1).then_some(())
+        });
         wait_until(
             &format!("{mode}: the checks' jobs to end with them"),
             DEADLINE,
