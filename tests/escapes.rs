@@ -374,9 +374,11 @@ fn checks_and_hooks_leave_nothing_behind() {
         // Five liveness checks have run: what each left ended with it (one may be between its
         // check's end and its reaping).
         wait_for_lines_in(&init.dir().join("checks"), 5);
-        wait_until(&format!("{mode}: the first check's own session"), DEADLINE, || {
-            (sleeps(&init, "1005") == 1).then_some(())
-        });
+        wait_until(
+            &format!("{mode}: the first check's own session"),
+            DEADLINE,
+            || (sleeps(&init, "1005") == 1).then_some(()),
+        );
         wait_until(
             &format!("{mode}: the checks' jobs to end with them"),
             DEADLINE,
