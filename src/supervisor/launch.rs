@@ -8,7 +8,7 @@ use std::os::fd::OwnedFd;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::tracking::Tagger;
+use super::tracking::{RunTag, Tagger};
 use super::wiring::Wiring;
 
 use crate::config::{ProgramSpec, StdioMode};
@@ -16,10 +16,6 @@ use crate::logs::{Command as LogCommand, Taps};
 use crate::model::signals::signal_name;
 use crate::model::{Exit, ProgramId};
 use crate::process::{self, Grouping, Launch, Output, SpawnError};
-
-/// What ties a process to a program's run: its marker (`CTRLINIT_RUN=…`) and, in cgroup mode,
-/// the run's group to be created in (see `tracking`).
-pub(crate) type RunTag = ((&'static str, String), Option<OwnedFd>);
 
 /// Starts processes; owned by the runner, borrowed by the checks.
 pub(crate) struct Launcher {

@@ -21,11 +21,14 @@ use std::os::fd::OwnedFd;
 
 use tracing::{debug, info};
 
-use super::launch::RunTag;
 use crate::model::ProgramId;
 use crate::sys::cgroup2::{Cgroups, Group, Usage};
 use crate::sys::init::{Role, group_exists};
 use crate::sys::procs;
+
+/// What ties a process to a program's run: its marker (`CTRLINIT_RUN=…`) and, in cgroup mode,
+/// the run's group to be created in.
+pub(crate) type RunTag = ((&'static str, String), Option<OwnedFd>);
 
 /// The environment variable that marks a run's processes.
 pub(crate) const MARKER: &str = "CTRLINIT_RUN";
@@ -133,12 +136,7 @@ impl Tracking {
 
     /// What a run is started with: its marker (always: it also ties adopted and orphaned
     /// processes to their run) and, in cgroup mode, its group's directory to be created in.
-    pub(crate) fn prepare(
-        &mut self,
-        name: &str,
-        id: ProgramId,
-        run: u64,
-    ) -> ((&'static str, String), Option<OwnedFd>) {
+    pub(crate) fn prepare(&mut self, name: &str, id: ProgramId, run: u64) -> RunTag {
         let env = (MARKER, self.marker(id, run));
         let Some(cg) = &self.cgroups else {
             return (env, None);

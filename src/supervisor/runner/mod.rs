@@ -64,10 +64,13 @@ pub struct RunOptions {
 
 /// A configuration loaded off the owner loop for a reload (from `ctrlinit reload` when `reply`
 /// is set, else from SIGHUP).
+/// Where a reload's outcome goes.
+type ReloadReply = oneshot::Sender<Result<String, Refusal>>;
+
 struct Reloaded {
     loaded: Result<Config, crate::config::ConfigErrors>,
     /// Who asked (`None`: SIGHUP), all answered by this one read.
-    replies: Vec<Option<requests::ReloadReply>>,
+    replies: Vec<Option<ReloadReply>>,
 }
 
 /// The owner of all program state.
@@ -106,7 +109,7 @@ pub struct Runner {
     /// Whether a configuration is being read for a reload.
     reading_config: bool,
     /// Reloads asked for while another was under way, started once it is applied.
-    queued_reloads: Vec<Option<requests::ReloadReply>>,
+    queued_reloads: Vec<Option<ReloadReply>>,
     /// Requests from control connections.
     control: UnboundedReceiver<Control>,
     /// State changes, for `events`, `--wait` and command completion.

@@ -8,9 +8,6 @@ use super::*;
 /// Reloads that may wait for the one under way.
 const QUEUED_RELOADS: usize = 16;
 
-/// Where a reload's outcome goes.
-pub(super) type ReloadReply = oneshot::Sender<Result<String, Refusal>>;
-
 /// Tells a reload's asker (a client, or SIGHUP's log line) it was refused.
 fn refuse_reload(reply: Option<ReloadReply>, refusal: Refusal) {
     match reply {
