@@ -76,18 +76,15 @@ impl Launcher {
     }
 
     /// `spec`'s finish hook after a run that ended with `exit`: CTRLINIT_PROGRAM, and
-    /// CTRLINIT_EXIT_CODE or CTRLINIT_EXIT_SIGNAL and CTRLINIT_EXIT_STATUS in its environment;
-    /// started in the run's tracking (`tag`), so what it leaves is the program's.
-    pub(crate) fn finish(
-        &self,
-        spec: &ProgramSpec,
-        exit: Option<Exit>,
-        tag: RunTag,
-    ) -> Result<i32, SpawnError> {
+    /// CTRLINIT_EXIT_CODE or CTRLINIT_EXIT_SIGNAL and CTRLINIT_EXIT_STATUS in its environment.
+    /// Not in the run's tracking: the run is over, and the hook must not count as what is left
+    /// of it (its stop would kill the hook). What it leaves in its own process group ends with
+    /// it (see `runner::reaping`).
+    pub(crate) fn finish(&self, spec: &ProgramSpec, exit: Option<Exit>) -> Result<i32, SpawnError> {
         let Some(argv) = &spec.finish else {
             return Err(setup_error("no finish hook is configured".into()));
         };
-        let mut extra = vec![("CTRLINIT_PROGRAM", spec.name.clone()), tag.0];
+        let mut extra = vec![("CTRLINIT_PROGRAM", spec.name.clone())];
         match exit {
             Some(Exit::Code(c)) => extra.push(("CTRLINIT_EXIT_CODE", c.to_string())),
             Some(Exit::Signal { sig, .. }) => {
@@ -98,10 +95,7 @@ impl Launcher {
         if let Some(e) = exit {
             extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
         }
-        let streams = Streams {
-            cgroup: tag.1,
-            ..Streams::default()
-        };
+        let streams = Streams::default();
         self.logged(spec, argv, &extra, None, Taps::default(), streams)
     }
 

@@ -41,11 +41,10 @@ impl Runner {
     }
 
     pub(super) fn spawn_finish(&mut self, id: ProgramId, exit: Option<Exit>) -> Input {
-        let Some((spec, run)) = self.core.program(id).map(|p| (Arc::clone(&p.spec), p.run)) else {
+        let Some(spec) = self.core.program(id).map(|p| Arc::clone(&p.spec)) else {
             return Input::Tick;
         };
-        let tag = self.tracking.prepare(&spec.name, id, run);
-        match self.launcher.finish(&spec, exit, tag) {
+        match self.launcher.finish(&spec, exit) {
             Ok(pid) => Input::FinishSpawned { id, pid },
             Err(e) => {
                 warn!("{}: finish hook failed to start: {}", spec.name, e.message);
