@@ -236,15 +236,9 @@ impl Tracking {
         signal: libc::c_int,
         cont: bool,
     ) {
-        // SIGKILL to a whole group and its sub-groups at once where the kernel can: nothing
-        // forks away between the listing and the signal.
-        if signal == libc::SIGKILL
-            && let Some(g) = self.groups.get(r.name)
-            && Cgroups::kill_all(g.dir())
-        {
-            debug!("{}: SIGKILL to its cgroup and the groups below it", r.name);
-            return;
-        }
+        // Not `cgroup.kill`: on the kernels here (6.18) a group killed through it SIGKILLs
+        // every process later created in it with CLONE_INTO_CGROUP, so the program's next run
+        // died at birth. Each member of the group and of the groups below it is signalled.
         for pid in self.members(r, others) {
             // getpgid(2) rather than /proc/PID/stat: one call, no file, for every member.
             if nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(pid)))

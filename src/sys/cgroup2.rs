@@ -139,18 +139,6 @@ impl Cgroups {
         out
     }
 
-    /// SIGKILLs every process of a group and of the groups below it at once, by
-    /// `cgroup.kill` (Linux 5.14): no process can fork away meanwhile. `false` where the
-    /// kernel has no such file (the caller signals each process instead).
-    pub fn kill_all(dir: &Path) -> bool {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
-            .open(dir.join("cgroup.kill"));
-        file.and_then(|mut f| std::io::Write::write_all(&mut f, b"1"))
-            .is_ok()
-    }
-
     /// Removes the (empty) groups below a group, deepest first; the group itself stays.
     pub fn remove_below(dir: &Path) {
         for group in Cgroups::subtree(dir) {
