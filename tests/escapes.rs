@@ -282,3 +282,119 @@ command = ["/bin/sh", "-c", "x=$(head -c 16000000 /dev/zero | tr '\\0' a); touch
         }
     }
 }
+
+/// A program that makes a cgroup below its own and moves a process there (in a session of its
+/// own, so out of the program's process group too), as a container runtime or another init
+/// does. `$$` is `$` after ctrlinit's interpolation.
+const NESTER: &str = r#"
+[program.nester]
+command = ["/bin/sh", "-c", "m=$$(grep ' - cgroup2 ' /proc/self/mountinfo | head -n1 | cut -d' ' -f5); g=$$m$$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir -p $$g/inner/deeper; setsid sh -c 'echo $$$$ >> {dir}/inner.pid; exec sleep 1001' & echo $$! > $$g/inner/deeper/cgroup.procs; echo $$g > {dir}/group; exec sleep 1000"]
+stop_timeout = "2s"
+"#;
+
+#[test]
+fn cgroup_mode_stops_and_removes_the_groups_a_program_made_below_its_own() {
+    let init = start("cgroup", NESTER);
+    if mode_shown(&init, "cgroup") != "cgroup" {
+        return;
+    }
+    // The namespace's mounts, as ctrlinit sees them.
+    let root = format!("/proc/{}/root", init.pid);
+    for k in 1..=3 {
+        let inner = wait_until("the nested process", DEADLINE, || {
+            let lines = file_lines(&init.dir().join("inner.pid"));
+            let ns: i32 = lines.get(k - 1)?.trim().parse().ok()?;
+            host_pid(&init, ns)
+        });
+        let group = wait_for_file(&init.dir().join("group"));
+        let deeper = std::path::PathBuf::from(format!("{root}{}/inner/deeper", group.trim()));
+        wait_until("the nested process in its sub-group", DEADLINE, || {
+            std::fs::read_to_string(deeper.join("cgroup.procs"))
+                .ok()
+                .filter(|procs| procs.split_whitespace().any(|p| p == inner.to_string()))
+        });
+        // It counts as the program's (`status` looks again at most once a second).
+        wait_until("status to list the nested process", DEADLINE, || {
+            let listed = init.program_json("nester")["pids"].clone();
+            (listed.as_array().map(Vec::len) == Some(2)).then_some(())
+        });
+        let (code, out) = init.ctl(&["stop", "nester"]);
+        assert_eq!(code, 0, "{out}");
+        init.wait_states(&["nester=stopped"]);
+        wait_gone(&[inner], "the process in the sub-group to be stopped");
+        // Its folders went with it, deepest first.
+        wait_until("the sub-groups to be removed", DEADLINE, || {
+            (!deeper.exists() && !deeper.parent().unwrap().exists()).then_some(())
+        });
+        assert!(
+            init.namespace_pids().is_empty(),
+            "run {k} leaked: {:?}",
+            init.namespace_pids()
+        );
+        std::fs::remove_file(init.dir().join("group")).unwrap();
+        let (code, out) = init.ctl(&["start", "nester"]);
+        assert_eq!(code, 0, "{out}");
+    }
+}
+
+/// Checks and hooks that start a background job: readiness (`sleep 1003`), liveness every
+/// 100 ms (`sleep 1001`), `pre_stop` (`sleep 1002`) and `finish` (`sleep 1004`); the first
+/// liveness check and `pre_stop` also one in a session of its own (`sleep 1005`, `sleep 1006`),
+/// which only the run's tracking (cgroup or marker) can find (each waits until its job has its
+/// own session). `$$$$` is `$$` after ctrlinit's interpolation.
+const JOBBER: &str = r#"
+[program.jobber]
+command = ["sleep", "1000"]
+ready = { exec = ["/bin/sh", "-c", "sleep 1003 & echo r >> {dir}/ready.runs; exit 0"], interval = "50ms" }
+pre_stop = ["/bin/sh", "-c", "setsid sh -c 'echo $$$$ > {dir}/s1006; exec sleep 1006' & until [ -s {dir}/s1006 ]; do sleep 0.01; done; sleep 1002 & echo p >> {dir}/hooks; exit 0"]
+finish = ["/bin/sh", "-c", "sleep 1004 & echo f >> {dir}/hooks; exit 0"]
+stop_timeout = "2s"
+[program.jobber.health]
+check = { exec = ["/bin/sh", "-c", "[ -e {dir}/once ] || { touch {dir}/once; setsid sh -c 'echo $$$$ > {dir}/s1005; exec sleep 1005' & until [ -s {dir}/s1005 ]; do sleep 0.01; done; }; sleep 1001 & echo c >> {dir}/checks; exit 0"] }
+interval = "100ms"
+"#;
+
+/// How many `sleep SECONDS` processes run in `init`'s namespace (zombies not counted).
+fn sleeps(init: &Init, seconds: &str) -> usize {
+    init.namespace_pids()
+        .into_iter()
+        .filter(|&p| proc_state(p).is_some_and(|s| s != 'Z'))
+        .filter(|&p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c == format!("sleep\0{seconds}\0").as_bytes())
+        })
+        .count()
+}
+
+#[test]
+fn checks_and_hooks_leave_nothing_behind() {
+    for mode in modes() {
+        let init = start(mode, JOBBER);
+        init.wait_states(&["jobber=running"]);
+        // Five liveness checks have run: what each left ended with it (one may be between its
+        // check's end and its reaping).
+        wait_for_lines_in(&init.dir().join("checks"), 5);
+        wait_until(
+            &format!("{mode}: the first check's own session"),
+            DEADLINE,
+            || (sleeps(&init, "1005") == 1).then_some(()),
+        );
+        wait_until(
+            &format!("{mode}: the checks' jobs to end with them"),
+            DEADLINE,
+            || (sleeps(&init, "1001") <= 1 && sleeps(&init, "1003") == 0).then_some(()),
+        );
+        let (code, out) = init.ctl(&["stop", "jobber"]);
+        assert_eq!(code, 0, "{mode}: {out}");
+        init.wait_states(&["jobber=stopped"]);
+        wait_for_lines_in(&init.dir().join("hooks"), 2);
+        wait_until(
+            &format!("{mode}: nothing of the program, its checks or hooks left"),
+            DEADLINE,
+            || {
+                let left = init.namespace_pids();
+                left.is_empty().then_some(())
+            },
+        );
+    }
+}

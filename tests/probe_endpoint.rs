@@ -297,3 +297,72 @@ on_failure = "mark"
     let (code, out) = init.ctl(&["health", "--live", "--strict"]);
     assert_eq!(code, 1, "{out}");
 }
+
+/// A slowloris: `n` connections from this process that trickle a request head a byte every
+/// 200 ms and are reopened as soon as ctrlinit closes them, until `stop` (or a minute).
+/// `open` counts those open now.
+fn slowloris(
+    port: u16,
+    n: usize,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> std::thread::JoinHandle<()> {
+    use std::sync::atomic::Ordering;
+    std::thread::spawn(move || {
+        let mut conns: Vec<Option<std::net::TcpStream>> = (0..n).map(|_| None).collect();
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+            for c in conns.iter_mut() {
+                if c.is_none() {
+                    *c = std::net::TcpStream::connect(("127.0.0.1", port))
+                        .ok()
+                        .filter(|mut s| s.write_all(b"GET /livez HTTP/1.1\r\n").is_ok())
+                        .filter(|s| s.set_nonblocking(true).is_ok());
+                }
+                let Some(s) = c else { continue };
+                // Closed by ctrlinit (an answer or EOF): reopen next round.
+                let mut byte = [0u8; 64];
+                let closed = !matches!(s.read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+                if closed || s.write_all(b"X").is_err() {
+                    *c = None;
+                }
+            }
+            open.store(
+                conns.iter().filter(|c| c.is_some()).count(),
+                Ordering::Relaxed,
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    })
+}
+
+/// Slow connections cannot make `/livez` fail (a kubelet would restart a healthy container):
+/// 48 trickling connections from the probes' own address, reopened as soon as they are
+/// closed, while curl asks `/livez` 20 times: every answer is 200.
+#[test]
+fn livez_answers_while_slow_connections_hold_the_port() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let port = free_port();
+    let init = init()
+        .file(
+            "a.toml",
+            &format!("[init]\nhttp = \"127.0.0.1:{port}\"\n\n[program.a]\ncommand = [\"sleep\", \"600\"]\n"),
+        )
+        .start();
+    init.wait_states(&["a=running"]);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let open = std::sync::Arc::new(AtomicUsize::new(0));
+    let attacker = slowloris(port, 48, stop.clone(), open.clone());
+    wait_until("40 slow connections open", DEADLINE, || {
+        (open.load(Ordering::Relaxed) >= 40).then_some(())
+    });
+    let answers: Vec<(u16, String)> = (0..20).map(|_| curl(port, "/livez", &[])).collect();
+    stop.store(true, Ordering::Relaxed);
+    attacker.join().unwrap();
+    for (code, body) in &answers {
+        assert_eq!(
+            *code, 200,
+            "a probe failed under a slowloris: {body:?} ({answers:?})"
+        );
+    }
+}

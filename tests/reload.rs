@@ -292,3 +292,37 @@ ready_timeout = "60s"
         "the check in flight went on across the reload, not started again"
     );
 }
+
+/// A reload right after a successful one is not refused while the first is still being applied
+/// (its changed program slow to stop): it waits its turn, and both are applied.
+#[test]
+fn a_reload_right_after_another_waits_its_turn() {
+    let slow = |n: u32| {
+        format!(
+            r#"
+[program.slow]
+command = ["/bin/sh", "-c", "trap 'sleep 2; exit 0' TERM; touch {{dir}}/slow.ready; while :; do sleep 0.05; done; # {n}"]
+ready = {{ file = "{{dir}}/slow.ready", interval = "10ms" }}
+stop_timeout = "20s"
+"#
+        )
+    };
+    let init = init().file("a.toml", &slow(1)).start();
+    init.wait_states(&["slow=running"]);
+    write_conf(&init, "a.toml", &slow(2));
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "{out}");
+    // slow takes about 2 s to stop: the first reload is still being applied.
+    write_conf(
+        &init,
+        "a.toml",
+        &format!(
+            "{}\n[program.added]\ncommand = [\"sleep\", \"1000\"]\n",
+            slow(2)
+        ),
+    );
+    let (code, out) = init.ctl(&["reload"]);
+    assert_eq!(code, 0, "the second reload was refused: {out}");
+    assert!(out.contains("added"), "{out}");
+    init.wait_states(&["slow=running", "added=running"]);
+}

@@ -7,61 +7,76 @@
 //! - `GET /v1/status`: the JSON of `ctrlinit status --json`.
 //!
 //! `HEAD` works on each. Nothing changes state. One request per connection; the request head
-//! is read with a size cap and a deadline, and at most [`MAX_CONNECTIONS`] are served at once
-//! (more are closed at once), so a client cannot hold the endpoint or the supervisor.
+//! is read with a size cap, a deadline for its first byte and one for the whole head, and the
+//! connections served at once are bounded in all and per source address, with a lane kept for
+//! `/livez` and `/readyz` (see `http_lanes`): slow or many connections cannot hold the
+//! endpoint, the supervisor, or the probes a kubelet restarts the container on.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tracing::debug;
+use tracing::{debug, warn};
 
 use super::handles::{Handles, closed};
+use super::http_lanes::{Lane, Lanes};
 use super::metrics::{CONTENT_TYPE, Own, render};
+use super::warn_limit::{Limited, unsaid_note};
 use crate::supervisor::control::Control;
 
-/// Connections served at once.
-pub(crate) const MAX_CONNECTIONS: usize = 32;
-
-/// The answer when every slot is taken.
+/// The answer when no lane has room, or to a path the probe lane does not serve.
 const BUSY: &[u8] =
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 5\r\nConnection: close\r\n\r\nbusy\n";
 
 /// Largest request head read.
 const HEAD_CAP: usize = 8192;
 
-/// How long a client has to send its request, and to take the answer: long enough for any
-/// real probe, short enough that idle connections free their slots soon.
-const CLIENT_TIME: Duration = Duration::from_secs(3);
+/// How long a client of the full lane has for the first byte of its request, for the whole
+/// head, and to take the answer: long enough for any real probe or scraper (they send the
+/// head in one packet at once), short enough that a connection that trickles frees its slot
+/// soon.
+const FIRST_BYTE: Duration = Duration::from_secs(1);
+const WHOLE_HEAD: Duration = Duration::from_secs(2);
+const ANSWER_TIME: Duration = Duration::from_secs(2);
+
+/// How long a connection of the probe lane has for its whole head.
+const PROBE_HEAD: Duration = Duration::from_millis(500);
 
 /// Accepts connections until the init starts to exit.
 pub(crate) async fn serve(listener: TcpListener, handles: Handles) {
     let mut closing = handles.closing.clone();
-    let busy = Arc::new(AtomicUsize::new(0));
+    let lanes = Arc::new(Lanes::default());
+    let mut accept_failed = Limited::default();
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = closed(&mut closing) => return,
         };
-        let Ok((stream, _)) = accepted else {
-            // EMFILE and friends: back off briefly instead of spinning.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
+        let (stream, source) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                if let Some(unsaid) = accept_failed.allow(Instant::now()) {
+                    warn!("probe endpoint: accept failed: {e}{}", unsaid_note(unsaid));
+                }
+                // EMFILE and friends: back off briefly instead of spinning.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
         };
-        if busy.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
-            busy.fetch_sub(1, Ordering::AcqRel);
+        let Some(ticket) = lanes.admit(source.ip()) else {
             // Said without waiting (it fits an empty socket buffer), then closed.
             let _ = stream.try_write(BUSY);
             continue;
-        }
-        let (handles, busy) = (handles.clone(), Arc::clone(&busy));
+        };
+        let handles = handles.clone();
         tokio::spawn(async move {
-            if let Err(e) = tokio::time::timeout(CLIENT_TIME * 2, one(stream, &handles)).await {
+            let lane = ticket.lane();
+            let bound = WHOLE_HEAD + ANSWER_TIME;
+            if let Err(e) = tokio::time::timeout(bound, one(stream, lane, &handles)).await {
                 debug!("http: a client took too long: {e}");
             }
-            busy.fetch_sub(1, Ordering::AcqRel);
+            drop(ticket);
         });
     }
 }
@@ -83,13 +98,22 @@ impl Answer {
     }
 }
 
-/// Serves one connection: one request, one answer.
-async fn one(mut stream: TcpStream, handles: &Handles) -> std::io::Result<()> {
-    let Some(head) = read_head(&mut stream).await? else {
+/// Serves one connection: one request, one answer (in the probe lane, only `/livez` and
+/// `/readyz` are answered).
+async fn one(mut stream: TcpStream, lane: Lane, handles: &Handles) -> std::io::Result<()> {
+    let deadlines = match lane {
+        Lane::Full => (FIRST_BYTE, WHOLE_HEAD),
+        Lane::Probes => (PROBE_HEAD, PROBE_HEAD),
+    };
+    let Some(head) = read_head(&mut stream, deadlines).await? else {
         return Ok(());
     };
     let answer = match parse(&head) {
         Err(answer) => answer,
+        Ok((_, path)) if lane == Lane::Probes && path != "/livez" && path != "/readyz" => {
+            let _ = tokio::time::timeout(ANSWER_TIME, stream.write_all(BUSY)).await;
+            return Ok(());
+        }
         Ok((method, path)) => {
             let mut answer = route(&path, handles).await;
             if method == "HEAD" {
@@ -105,30 +129,31 @@ async fn one(mut stream: TcpStream, handles: &Handles) -> std::io::Result<()> {
     write(&mut stream, &answer, length).await
 }
 
-/// The request head, up to its blank line; `None` when the client closed first.
-async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<Vec<u8>>> {
-    let mut buf = vec![0u8; HEAD_CAP];
-    let mut filled = 0;
-    let read = async {
-        loop {
-            let n = stream.read(&mut buf[filled..]).await?;
-            if n == 0 {
-                return Ok::<_, std::io::Error>(false);
-            }
-            filled += n;
-            if buf[..filled].windows(4).any(|w| w == b"\r\n\r\n") || filled == buf.len() {
-                return Ok(true);
-            }
+/// The request head, up to its blank line; `None` when the client closed first, or sent no
+/// byte within `first_byte`, or not the whole head within `whole`.
+async fn read_head(
+    stream: &mut TcpStream,
+    (first_byte, whole): (Duration, Duration),
+) -> std::io::Result<Option<Vec<u8>>> {
+    let started = tokio::time::Instant::now();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        let deadline = started + if buf.is_empty() { first_byte } else { whole };
+        let n = match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+            Ok(read) => read?,
+            Err(_) => return Ok(None),
+        };
+        if n == 0 {
+            return Ok(None);
         }
-    };
-    match tokio::time::timeout(CLIENT_TIME, read).await {
-        Ok(Ok(true)) => {
-            buf.truncate(filled);
-            Ok(Some(buf))
+        let room = HEAD_CAP - buf.len();
+        buf.extend_from_slice(&chunk[..n.min(room)]);
+        // The blank line may straddle two reads: look from just before this read's bytes.
+        let from = buf.len().saturating_sub(n.min(room) + 3);
+        if buf[from..].windows(4).any(|w| w == b"\r\n\r\n") || buf.len() == HEAD_CAP {
+            return Ok(Some(buf));
         }
-        Ok(Ok(false)) => Ok(None),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Ok(None),
     }
 }
 
@@ -235,7 +260,7 @@ async fn write(stream: &mut TcpStream, a: &Answer, length: usize) -> std::io::Re
     }
     out.push_str("\r\n");
     out.push_str(&a.body);
-    match tokio::time::timeout(CLIENT_TIME, stream.write_all(out.as_bytes())).await {
+    match tokio::time::timeout(ANSWER_TIME, stream.write_all(out.as_bytes())).await {
         Ok(r) => r,
         Err(_) => Ok(()),
     }

@@ -22,6 +22,7 @@ use super::handles::{Handles, closed};
 use super::peer::check_peer;
 use super::protocol;
 use super::slots::Slots;
+use super::warn_limit::{Limited, unsaid_note};
 use crate::logs::Command as LogCommand;
 use crate::model::protocol::{ErrorKind, Response};
 use crate::supervisor::control::Control;
@@ -118,6 +119,8 @@ pub fn start_thread(
 /// Accepts connections until the init starts to exit.
 async fn serve(listener: UnixListener, handles: Handles, slots: Arc<Slots>, path: PathBuf) {
     let mut closing = handles.closing.clone();
+    // A full descriptor table fails every accept: said once every few seconds, with a count.
+    let mut accept_failed = Limited::default();
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -126,7 +129,13 @@ async fn serve(listener: UnixListener, handles: Handles, slots: Arc<Slots>, path
         let stream = match accepted {
             Ok((stream, _)) => stream,
             Err(e) => {
-                warn!("control socket {}: accept failed: {e}", path.display());
+                if let Some(unsaid) = accept_failed.allow(std::time::Instant::now()) {
+                    warn!(
+                        "control socket {}: accept failed: {e}{}",
+                        path.display(),
+                        unsaid_note(unsaid)
+                    );
+                }
                 // EMFILE and friends: back off briefly instead of spinning.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;

@@ -150,9 +150,29 @@ fn notification_fd(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<i32> 
     Some(n as i32)
 }
 
+/// Longest `log` pattern accepted, in bytes.
+pub(crate) const MAX_PATTERN: usize = 4096;
+
+/// Largest compiled program of a `log` pattern, in bytes (`x{1000}{1000}` is short and huge).
+const COMPILED_LIMIT: usize = 1 << 20;
+
 /// A regular expression, compiled now so a bad one is a config error, not a start that hangs.
 fn line_pattern(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<LinePattern> {
     let source = r.string(v, key)?;
+    // Parsing alone is unbounded by the compiled size limits below: a 1.2 MB pattern took PID 1
+    // to 160 MB before compiling failed or passed. A line pattern is a few words.
+    if source.len() > MAX_PATTERN {
+        r.error(
+            &v.span(),
+            key,
+            format!(
+                "the pattern is {} bytes long, longer than the {MAX_PATTERN} bytes a log pattern may be",
+                source.len()
+            ),
+            Some("match a short piece of the line that says the program is ready, e.g. \"ready to accept connections\"".into()),
+        );
+        return None;
+    }
     // Bounded: a pattern is matched against every line on the log thread.
     // Unicode mode off: `\d`, `\w`, `\s` and case-insensitivity are ASCII's, `.` any byte but a
     // newline, and a literal non-ASCII character still matches its UTF-8 bytes. Log lines are
@@ -160,8 +180,9 @@ fn line_pattern(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<LinePatt
     // in every container.
     match regex::bytes::RegexBuilder::new(&source)
         .unicode(false)
-        .size_limit(1 << 20)
+        .size_limit(COMPILED_LIMIT)
         .dfa_size_limit(256 << 10)
+        .nest_limit(64)
         .build()
     {
         Ok(regex) => Some(LinePattern { source, regex }),
@@ -193,6 +214,36 @@ mod tests {
         let mut r = Reader::new(std::path::Path::new("t.toml"), &text, &lookup, &mut errors);
         let v = table.get_ref().get("p").unwrap();
         line_pattern(&mut r, v, "p").expect("a valid pattern").regex
+    }
+
+    /// The error `line_pattern` gives for `source`, if any.
+    fn refusal(source: &str) -> Option<String> {
+        let text = format!("p = {source:?}\n");
+        let table = toml::de::DeTable::parse(&text).unwrap();
+        let lookup = |_: &str| None;
+        let mut errors = Vec::new();
+        let mut r = Reader::new(std::path::Path::new("t.toml"), &text, &lookup, &mut errors);
+        let v = table.get_ref().get("p").unwrap();
+        let got = line_pattern(&mut r, v, "p");
+        drop(r);
+        assert_eq!(got.is_none(), !errors.is_empty());
+        errors.first().map(|e| format!("{e:?}"))
+    }
+
+    #[test]
+    fn huge_patterns_are_config_errors() {
+        // 1.2 MB of alternatives: refused before it is parsed, with the fix.
+        let huge: String = (0..120_000).map(|k| format!("w{k:05}|")).collect();
+        let e = refusal(&huge).expect("a 1.2 MB pattern is refused");
+        assert!(
+            e.contains("longer than the 4096 bytes"),
+            "{}",
+            &e[..e.len().min(300)]
+        );
+        // Short but compiling to a huge program: refused by the compiled size limit.
+        assert!(refusal("(?:x{1000}){1000}").is_some());
+        assert!(refusal(&format!("{}a{}", "(".repeat(100), ")".repeat(100))).is_some());
+        assert!(refusal("ready to accept connections").is_none());
     }
 
     #[test]

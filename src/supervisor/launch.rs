@@ -8,23 +8,27 @@ use std::os::fd::OwnedFd;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::tracking::{RunTag, Tagger};
 use super::wiring::Wiring;
 
 use crate::config::{ProgramSpec, StdioMode};
 use crate::logs::{Command as LogCommand, Taps};
-use crate::model::Exit;
 use crate::model::signals::signal_name;
+use crate::model::{Exit, ProgramId};
 use crate::process::{self, Grouping, Launch, Output, SpawnError};
 
 /// Starts processes; owned by the runner, borrowed by the checks.
 pub(crate) struct Launcher {
     logs: UnboundedSender<LogCommand>,
+    /// Ties exec checks to their run's tracking.
+    tagger: Tagger,
 }
 
 impl Launcher {
-    /// A launcher whose piped output goes to the log thread behind `logs`.
-    pub(crate) fn new(logs: UnboundedSender<LogCommand>) -> Self {
-        Launcher { logs }
+    /// A launcher whose piped output goes to the log thread behind `logs`, and whose exec
+    /// checks join their run's tracking through `tagger`.
+    pub(crate) fn new(logs: UnboundedSender<LogCommand>, tagger: Tagger) -> Self {
+        Launcher { logs, tagger }
     }
 
     /// Run `run` of `spec`'s program, with what `wiring` adds.
@@ -73,6 +77,9 @@ impl Launcher {
 
     /// `spec`'s finish hook after a run that ended with `exit`: CTRLINIT_PROGRAM, and
     /// CTRLINIT_EXIT_CODE or CTRLINIT_EXIT_SIGNAL and CTRLINIT_EXIT_STATUS in its environment.
+    /// Not in the run's tracking: the run is over, and the hook must not count as what is left
+    /// of it (its stop would kill the hook). What it leaves in its own process group ends with
+    /// it (see `runner::reaping`).
     pub(crate) fn finish(&self, spec: &ProgramSpec, exit: Option<Exit>) -> Result<i32, SpawnError> {
         let Some(argv) = &spec.finish else {
             return Err(setup_error("no finish hook is configured".into()));
@@ -88,51 +95,59 @@ impl Launcher {
         if let Some(e) = exit {
             extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
         }
-        self.logged(
-            spec,
-            argv,
-            &extra,
-            None,
-            Taps::default(),
-            Streams::default(),
-        )
+        let streams = Streams::default();
+        self.logged(spec, argv, &extra, None, Taps::default(), streams)
     }
 
     /// `spec`'s `pre_stop` hook: CTRLINIT_PROGRAM and CTRLINIT_PID (its main process) in its
-    /// environment, its output in the program's log.
-    pub(crate) fn pre_stop(&self, spec: &ProgramSpec, main: i32) -> Result<i32, SpawnError> {
+    /// environment, its output in the program's log; started in the run's tracking (`tag`),
+    /// so the program's stop stops what it leaves.
+    pub(crate) fn pre_stop(
+        &self,
+        spec: &ProgramSpec,
+        main: i32,
+        tag: RunTag,
+    ) -> Result<i32, SpawnError> {
         let Some(argv) = &spec.pre_stop else {
             return Err(setup_error("no pre_stop hook is configured".into()));
         };
         let extra = vec![
             ("CTRLINIT_PROGRAM", spec.name.clone()),
             ("CTRLINIT_PID", main.to_string()),
+            tag.0,
         ];
-        self.logged(
-            spec,
-            argv,
-            &extra,
-            None,
-            Taps::default(),
-            Streams::default(),
-        )
-    }
-
-    /// An exec readiness check of `spec` running `argv`, its output discarded.
-    pub(crate) fn check(&self, spec: &ProgramSpec, argv: &[String]) -> Result<i32, SpawnError> {
         let streams = Streams {
-            outputs: (Output::Null, Output::Null),
+            cgroup: tag.1,
             ..Streams::default()
         };
-        start(spec, argv, &[], streams)
+        self.logged(spec, argv, &extra, None, Taps::default(), streams)
     }
 
-    /// An exec liveness check of `spec` running `argv`; its stdout and stderr go to one pipe,
-    /// whose read end (non-blocking) is returned for the check's output.
+    /// An exec readiness check of `spec` running `argv` for run `run` of program `id` (in its
+    /// tracking: the program's stop stops what the check leaves), its output discarded.
+    pub(crate) fn check(
+        &self,
+        spec: &ProgramSpec,
+        argv: &[String],
+        (id, run): (ProgramId, u64),
+    ) -> Result<i32, SpawnError> {
+        let (marker, cgroup) = self.tagger.tag(&spec.name, id, run);
+        let streams = Streams {
+            outputs: (Output::Null, Output::Null),
+            cgroup,
+            ..Streams::default()
+        };
+        start(spec, argv, &[marker], streams)
+    }
+
+    /// An exec liveness check of `spec` running `argv` for run `run` of program `id` (in its
+    /// tracking, as [`Launcher::check`]); its stdout and stderr go to one pipe, whose read end
+    /// (non-blocking) is returned for the check's output.
     pub(crate) fn captured_check(
         &self,
         spec: &ProgramSpec,
         argv: &[String],
+        (id, run): (ProgramId, u64),
     ) -> Result<(i32, OwnedFd), SpawnError> {
         let flags = nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK;
         let (read, write) = nix::unistd::pipe2(flags)
@@ -145,11 +160,13 @@ impl Launcher {
             &write,
             nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
         );
+        let (marker, cgroup) = self.tagger.tag(&spec.name, id, run);
         let streams = Streams {
             outputs: (Output::Fd(write), Output::Fd(write2)),
+            cgroup,
             ..Streams::default()
         };
-        let pid = start(spec, argv, &[], streams)?;
+        let pid = start(spec, argv, &[marker], streams)?;
         Ok((pid, read))
     }
 

@@ -356,10 +356,11 @@ pub fn group_survived_kill(name: &str, pgid: i32, grace: Duration) -> String {
     )
 }
 
-/// The leader itself outlived SIGKILL.
+/// The leader itself outlived SIGKILL (`pid`: the leader, when still known).
 pub fn leader_survived_kill(name: &str, pid: Option<i32>, grace: Duration) -> String {
+    let who = pid.map_or_else(|| "its main process".to_string(), |p| format!("pid {p}"));
     format!(
-        "{name}: pid {pid:?} survived SIGKILL for {}; waiting for it to end",
+        "{name}: {who} survived SIGKILL for {}; waiting for it to end",
         fmt_duration(grace)
     )
 }
@@ -431,4 +432,19 @@ pub fn reload_summary(
 /// A reload begins.
 pub fn reloading(summary: &str) -> String {
     format!("reloading: {summary}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sentences name a pid as a number, never as Rust's `Some(…)`.
+    #[test]
+    fn pids_read_as_numbers() {
+        let grace = Duration::from_secs(2);
+        let known = leader_survived_kill("api", Some(1201), grace);
+        assert!(known.contains("api: pid 1201 survived"), "{known}");
+        let unknown = leader_survived_kill("api", None, grace);
+        assert!(!unknown.contains("None"), "{unknown}");
+    }
 }

@@ -223,3 +223,47 @@ fn main_killed_by_a_signal_exits_128_plus_signal() {
     );
     assert_eq!(sim.exit, Some(137));
 }
+
+/// A second `shutdown` (by hand, after the drain, or after a stop that began without one)
+/// changes nothing: no second drain, and no program put back up to be left `waiting`.
+#[test]
+fn a_second_shutdown_neither_drains_again_nor_brings_programs_back() {
+    let mut sim = draining_sim(Duration::from_secs(3));
+    let shutdown = || Input::Shutdown {
+        reason: "test".into(),
+        signal: None,
+    };
+    sim.input(shutdown());
+    sim.advance(Duration::from_secs(3));
+    assert!(!sim.core.draining());
+    let drains = |sim: &Sim| {
+        sim.log
+            .iter()
+            .filter(|a| matches!(a, Action::Notice(n) if n.message.starts_with("draining")))
+            .count()
+    };
+    assert_eq!(drains(&sim), 1);
+    sim.input(shutdown());
+    assert!(!sim.core.draining(), "a second drain began");
+    assert_eq!(drains(&sim), 1, "the drain was said twice");
+    // api's hook ends; api stops, then db; nothing is left waiting.
+    let (api, db) = (sim.pid("api"), sim.pid("db"));
+    let id = sim.idx("api");
+    sim.input(Input::PreStopSpawned { id, pid: 900 });
+    for pid in [900, api, db] {
+        sim.input(Input::Reaped {
+            pid,
+            exit: Exit::Code(0),
+            group_empty: true,
+            oom_killed: false,
+        });
+    }
+    assert_eq!(sim.state("api"), State::Stopped);
+    assert_eq!(sim.state("db"), State::Stopped);
+
+    // A stop that began without a drain (the main program ended, say) takes none later.
+    let mut sim = draining_sim(Duration::from_secs(3));
+    sim.input(Input::ForceKill);
+    sim.input(shutdown());
+    assert!(!sim.core.draining(), "a drain began during a forced stop");
+}

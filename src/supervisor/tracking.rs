@@ -26,6 +26,10 @@ use crate::sys::cgroup2::{Cgroups, Group, Usage};
 use crate::sys::init::{Role, group_exists};
 use crate::sys::procs;
 
+/// What ties a process to a program's run: its marker (`CTRLINIT_RUN=…`) and, in cgroup mode,
+/// the run's group to be created in.
+pub(crate) type RunTag = ((&'static str, String), Option<OwnedFd>);
+
 /// The environment variable that marks a run's processes.
 pub(crate) const MARKER: &str = "CTRLINIT_RUN";
 
@@ -119,17 +123,20 @@ impl Tracking {
 
     /// The marker of run `run` of program `id`.
     fn marker(&self, id: ProgramId, run: u64) -> String {
-        format!("{}.{}.{run}", self.nonce, id.index())
+        marker_of(&self.nonce, id, run)
+    }
+
+    /// What the launcher needs to start a check in a run's tracking (see [`Tagger`]).
+    pub(crate) fn tagger(&self) -> Tagger {
+        Tagger {
+            nonce: self.nonce.clone(),
+            base: self.cgroups.as_ref().map(|c| c.base().to_path_buf()),
+        }
     }
 
     /// What a run is started with: its marker (always: it also ties adopted and orphaned
     /// processes to their run) and, in cgroup mode, its group's directory to be created in.
-    pub(crate) fn prepare(
-        &mut self,
-        name: &str,
-        id: ProgramId,
-        run: u64,
-    ) -> ((&'static str, String), Option<OwnedFd>) {
+    pub(crate) fn prepare(&mut self, name: &str, id: ProgramId, run: u64) -> RunTag {
         let env = (MARKER, self.marker(id, run));
         let Some(cg) = &self.cgroups else {
             return (env, None);
@@ -162,7 +169,8 @@ impl Tracking {
     /// per process of the run, not every process of the machine.
     pub(crate) fn members(&self, r: RunRef<'_>, others: &dyn Fn(i32) -> bool) -> Vec<i32> {
         if let Some(g) = self.groups.get(r.name) {
-            return Cgroups::pids(g.dir());
+            // The groups a program made below its own hold its processes too.
+            return Cgroups::subtree_pids(g.dir());
         }
         let mut roots: Vec<i32> = r.leader.into_iter().collect();
         roots.extend(self.reparented(r, others));
@@ -208,7 +216,13 @@ impl Tracking {
             return false;
         }
         if let Some(g) = self.groups.get(r.name) {
-            return !g.populated();
+            // `populated` counts the groups below too. Once the run is empty, the sub-groups
+            // it made go, so a restart does not leave one more folder each time.
+            let empty = !g.populated();
+            if empty {
+                Cgroups::remove_below(g.dir());
+            }
+            return empty;
         }
         self.reparented(r, others).is_empty()
     }
@@ -222,6 +236,9 @@ impl Tracking {
         signal: libc::c_int,
         cont: bool,
     ) {
+        // Not `cgroup.kill`: on the kernels here (6.18) a group killed through it SIGKILLs
+        // every process later created in it with CLONE_INTO_CGROUP, so the program's next run
+        // died at birth. Each member of the group and of the groups below it is signalled.
         for pid in self.members(r, others) {
             // getpgid(2) rather than /proc/PID/stat: one call, no file, for every member.
             if nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(pid)))
@@ -258,7 +275,7 @@ impl Tracking {
     /// Whether `pid` belongs to run `r`: in its cgroup, or carrying its marker.
     pub(crate) fn belongs(&self, pid: i32, r: RunRef<'_>) -> bool {
         if let Some(g) = self.groups.get(r.name)
-            && Cgroups::pids(g.dir()).contains(&pid)
+            && Cgroups::subtree_pids(g.dir()).contains(&pid)
         {
             return true;
         }
@@ -284,6 +301,31 @@ impl Tracking {
         if let Some(cg) = &self.cgroups {
             cg.cleanup();
         }
+    }
+}
+
+/// The marker of run `run` of program `id` for the ctrlinit of `nonce`.
+fn marker_of(nonce: &str, id: ProgramId, run: u64) -> String {
+    format!("{nonce}.{}.{run}", id.index())
+}
+
+/// Ties a process that is not a run's own (an exec check) to a run, as [`Tracking::prepare`]
+/// ties the run: its marker and, in cgroup mode, the run's group (never created here: a check
+/// runs only while its run does). So the program's stop also stops what a check leaves.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tagger {
+    nonce: String,
+    base: Option<std::path::PathBuf>,
+}
+
+impl Tagger {
+    /// The marker and group of run `run` of program `id` (named `name`).
+    pub(crate) fn tag(&self, name: &str, id: ProgramId, run: u64) -> RunTag {
+        let group = self
+            .base
+            .as_ref()
+            .and_then(|b| Cgroups::dir_handle(&b.join(name)).ok());
+        ((MARKER, marker_of(&self.nonce, id, run)), group)
     }
 }
 

@@ -22,6 +22,12 @@ pub const PRIVATE_MOUNT: &str = "/run/ctrlinit/cgroup2";
 /// Largest cgroup file read (`cgroup.procs` of a large group).
 const READ_CAP: u64 = 1 << 20;
 
+/// Most groups below a program's group that ctrlinit walks (to list, signal and remove them).
+const MAX_SUBTREE: usize = 4096;
+
+/// Deepest a program's sub-groups are walked.
+const MAX_DEPTH: usize = 32;
+
 /// ctrlinit's sub-tree of the cgroup v2 hierarchy.
 #[derive(Debug)]
 pub struct Cgroups {
@@ -93,6 +99,55 @@ impl Cgroups {
             .unwrap_or_default()
     }
 
+    /// The processes in a group and in every group below it (a program may make sub-groups
+    /// and move processes there: a container runtime or another init does), depth first.
+    pub fn subtree_pids(dir: &Path) -> Vec<i32> {
+        let mut pids = Vec::new();
+        for group in Cgroups::subtree(dir) {
+            pids.extend(Cgroups::pids(&group));
+        }
+        pids
+    }
+
+    /// `dir` and every group below it, deepest first (at most [`MAX_SUBTREE`] groups, at
+    /// most [`MAX_DEPTH`] deep: a program cannot make ctrlinit walk without end).
+    pub fn subtree(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![(dir.to_path_buf(), 0usize, false)];
+        while let Some((d, depth, seen)) = stack.pop() {
+            if seen {
+                out.push(d);
+                continue;
+            }
+            stack.push((d.clone(), depth, true));
+            if depth >= MAX_DEPTH {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            // The entry's type comes with the listing; cgroup files are not directories.
+            for e in entries.flatten() {
+                if stack.len() + out.len() >= MAX_SUBTREE {
+                    break;
+                }
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push((e.path(), depth + 1, false));
+                }
+            }
+        }
+        out
+    }
+
+    /// Removes the (empty) groups below a group, deepest first; the group itself stays.
+    pub fn remove_below(dir: &Path) {
+        for group in Cgroups::subtree(dir) {
+            if group != dir {
+                let _ = std::fs::remove_dir(group);
+            }
+        }
+    }
+
     /// Whether any process (a zombie included) is in a group (see also [`Group::populated`]).
     pub fn populated(dir: &Path) -> bool {
         match read_regular(&dir.join("cgroup.events"), 4096) {
@@ -104,9 +159,9 @@ impl Cgroups {
         }
     }
 
-    /// Sends `signal` to every process of a group.
+    /// Sends `signal` to every process of a group and of the groups below it.
     pub fn signal(dir: &Path, signal: libc::c_int) {
-        for pid in Cgroups::pids(dir) {
+        for pid in Cgroups::subtree_pids(dir) {
             // SAFETY: kill(2) takes no pointers; a process that is gone is only an error.
             unsafe {
                 libc::kill(pid, signal);
@@ -134,9 +189,12 @@ impl Cgroups {
         }
     }
 
-    /// Removes a group (it must be empty; a populated one stays).
+    /// Removes a group and the groups below it, deepest first (they must be empty; a
+    /// populated one stays).
     pub fn remove(dir: &Path) {
-        let _ = std::fs::remove_dir(dir);
+        for group in Cgroups::subtree(dir) {
+            let _ = std::fs::remove_dir(group);
+        }
     }
 
     /// Removes every (empty) program group and the sub-tree, and a private mount.
@@ -145,7 +203,7 @@ impl Cgroups {
             // The entry's type comes with the directory listing: no lookup per group.
             for e in entries.flatten() {
                 if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    let _ = std::fs::remove_dir(e.path());
+                    Cgroups::remove(&e.path());
                 }
             }
         }

@@ -162,7 +162,7 @@ impl HealthChecks {
         let Some(HealthProbe::Exec(argv)) = &settings.check else {
             return None;
         };
-        match launcher.captured_check(spec, argv) {
+        match launcher.captured_check(spec, argv, (id, run)) {
             Ok((pid, fd)) => {
                 let output = Arc::new(CheckOutput {
                     fd,

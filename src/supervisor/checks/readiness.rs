@@ -154,7 +154,7 @@ impl Probes {
         let ReadyProbe::Exec(argv) = &check.probe else {
             return;
         };
-        let pid = match launcher.check(spec, argv) {
+        let pid = match launcher.check(spec, argv, (id, run)) {
             Ok(pid) => Some(pid),
             Err(e) => {
                 debug!(

@@ -490,6 +490,15 @@ impl Core {
         }
     }
 
+    /// Whether `pid` is a `pre_stop` or `finish` hook (whatever it leaves in its process group
+    /// is killed when it ends).
+    pub fn is_hook(&self, pid: i32) -> bool {
+        self.programs.iter().any(|p| {
+            matches!(p.phase, Phase::Finishing { pid: Some(h), .. } if h == pid)
+                || matches!(p.phase, Phase::PreStopping(s) if s.hook == Some(pid))
+        })
+    }
+
     fn owner_of(&self, pid: i32) -> Option<usize> {
         self.programs.iter().position(|p| {
             p.phase.pid() == Some(pid)
@@ -571,12 +580,18 @@ impl Core {
             }
             Input::FinishFailed { .. } => self.finish_failed(i, now, &mut acts),
             Input::Shutdown { reason, signal } => {
+                // Only a stop that begins with this request drains: a second request (after
+                // the drain, or after a stop that began without one) must not put programs
+                // already on their way down back up, nor say the drain again.
+                let first = self.shutdown.is_none();
                 self.begin_shutdown(0, &reason, now, &mut acts);
                 if let Some(s) = &mut self.shutdown {
                     s.requested = true;
                     s.forwarded = s.forwarded.or(signal);
                 }
-                self.drain_first(now, &mut acts);
+                if first {
+                    self.drain_first(now, &mut acts);
+                }
             }
             Input::GiveUp {
                 code,

@@ -65,9 +65,13 @@ pub struct RunOptions {
 
 /// A configuration loaded off the owner loop for a reload (from `ctrlinit reload` when `reply`
 /// is set, else from SIGHUP).
+/// Where a reload's outcome goes.
+type ReloadReply = oneshot::Sender<Result<String, Refusal>>;
+
 struct Reloaded {
     loaded: Result<Config, crate::config::ConfigErrors>,
-    reply: Option<oneshot::Sender<Result<String, Refusal>>>,
+    /// Who asked (`None`: SIGHUP), all answered by this one read.
+    replies: Vec<Option<ReloadReply>>,
 }
 
 /// The owner of all program state.
@@ -107,6 +111,8 @@ pub struct Runner {
     reloads_tx: UnboundedSender<Reloaded>,
     /// Whether a configuration is being read for a reload.
     reading_config: bool,
+    /// Reloads asked for while another was under way, started once it is applied.
+    queued_reloads: Vec<Option<ReloadReply>>,
     /// Requests from control connections.
     control: UnboundedReceiver<Control>,
     /// State changes, for `events`, `--wait` and command completion.
@@ -143,17 +149,19 @@ impl Runner {
         let (tx, probe_events) = unbounded_channel();
         let (reloads_tx, reloads) = unbounded_channel();
         let oom_counter = crate::sys::cgroups::OomCounter::open();
+        let tracking = Tracking::start(role);
         Runner {
             reloads,
             reloads_tx,
             reading_config: false,
+            queued_reloads: Vec::new(),
             core: Core::new(&config, Instant::now()),
-            launcher: Launcher::new(opts.logs.clone()),
+            launcher: Launcher::new(opts.logs.clone(), tracking.tagger()),
             opts,
             probes: Probes::new(tx.clone()),
             health: HealthChecks::new(tx.clone()),
             adopted: Adopted::new(tx.clone()),
-            tracking: Tracking::start(role),
+            tracking,
             strays: std::collections::HashMap::new(),
             next_stray_scan: None,
             evidence: std::collections::HashMap::new(),
@@ -254,6 +262,7 @@ impl Runner {
                 }
             }
             self.note_work(routine, routine_check);
+            self.start_queued_reload();
         }
     }
 

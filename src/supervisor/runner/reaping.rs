@@ -12,6 +12,11 @@ impl Runner {
         self.tracking.new_turn();
         let mut orphans = 0u64;
         for &(pid, exit) in &reaped {
+            // A check or a hook leads a process group of its own: what it left running there
+            // (`sleep 1000 &`) ends with it, as a run's leftovers end with the run.
+            if self.probes.owns(pid) || self.health.owns(pid) || self.core.is_hook(pid) {
+                end_leftovers(pid);
+            }
             if self.probes.owns(pid) {
                 if let Some(input) = self.probes.reaped(pid, exit, &self.core) {
                     self.feed(input);
@@ -97,5 +102,17 @@ impl Runner {
             )
             .map(|(id, _)| Input::GroupGone { id })
             .collect()
+    }
+}
+
+/// SIGKILLs what is left in the process group `pgid` of a check or hook that ended (nothing, for
+/// most): a process group outlives its leader, so a background job would run on for good.
+fn end_leftovers(pgid: i32) {
+    if group_exists(pgid) {
+        debug!("process group {pgid} outlived its check or hook; killing what is left");
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(-pgid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
     }
 }

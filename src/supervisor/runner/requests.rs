@@ -5,6 +5,19 @@ use std::collections::HashMap;
 
 use super::*;
 
+/// Reloads that may wait for the one under way.
+const QUEUED_RELOADS: usize = 16;
+
+/// Tells a reload's asker (a client, or SIGHUP's log line) it was refused.
+fn refuse_reload(reply: Option<ReloadReply>, refusal: Refusal) {
+    match reply {
+        Some(reply) => {
+            let _ = reply.send(Err(refusal));
+        }
+        None => error!("SIGHUP: reload refused: {}", refusal.message),
+    }
+}
+
 /// How long a look at the programs' processes serves `status` answers (unless a state changes).
 const PROCESSES_FOR: Duration = Duration::from_secs(1);
 
@@ -50,12 +63,7 @@ impl Runner {
                 let _ = reply.send(control::health(&self.core, strict));
             }
             // Answered once the configuration is read (off this loop) and applied.
-            Control::Reload { reply } => match self.reload_refusal() {
-                Some(refusal) => {
-                    let _ = reply.send(Err(refusal));
-                }
-                None => self.start_reload(Some(reply)),
-            },
+            Control::Reload { reply } => self.ask_reload(Some(reply)),
             Control::Shutdown { reply } => {
                 self.feed(Input::Shutdown {
                     signal: None,
@@ -83,36 +91,53 @@ impl Runner {
         }
     }
 
-    /// Why a reload cannot start now: while shutting down, or while another is under way.
-    pub(super) fn reload_refusal(&self) -> Option<Refusal> {
+    /// A reload asked for (`reply`: the client's; `None`: SIGHUP). While another is under way
+    /// (its file being read, or its changed programs still stopping, though the client that
+    /// asked for it has had its answer), it waits its turn instead of being refused: it starts
+    /// once that one is applied. At most [`QUEUED_RELOADS`] wait, all served by one read.
+    pub(super) fn ask_reload(&mut self, reply: Option<ReloadReply>) {
+        let refusal = if self.core.shutting_down() {
+            "the container is shutting down"
+        } else if !self.reading_config && !self.core.reload_pending() {
+            return self.start_reload(vec![reply]);
+        } else if self.queued_reloads.len() < QUEUED_RELOADS {
+            return self.queued_reloads.push(reply);
+        } else {
+            "a reload is already in progress, and others wait for it"
+        };
+        refuse_reload(reply, Refusal::new(ErrorKind::Refused, refusal));
+    }
+
+    /// After a turn of the loop: the reloads that waited start once none is under way (or are
+    /// refused once the container stops).
+    pub(super) fn start_queued_reload(&mut self) {
+        if self.queued_reloads.is_empty() || self.reading_config || self.core.reload_pending() {
+            return;
+        }
+        let waiting = std::mem::take(&mut self.queued_reloads);
         if self.core.shutting_down() {
-            return Some(Refusal::new(
-                ErrorKind::Refused,
-                "the container is shutting down",
-            ));
+            for reply in waiting {
+                let refusal = Refusal::new(ErrorKind::Refused, "the container is shutting down");
+                refuse_reload(reply, refusal);
+            }
+            return;
         }
-        if self.reading_config || self.core.reload_pending() {
-            return Some(Refusal::new(
-                ErrorKind::Refused,
-                "a reload is already in progress",
-            ));
-        }
-        None
+        self.start_reload(waiting);
     }
 
     /// Starts a reload: the configuration is read and validated on a thread of its own (a large
     /// or slow file never holds up reaping, restarts or requests), then [`Runner::reload_read`]
-    /// applies it and answers `reply` (`None`: SIGHUP, which logs the outcome).
-    pub(super) fn start_reload(&mut self, reply: Option<oneshot::Sender<Result<String, Refusal>>>) {
+    /// applies it and answers each of `replies` (`None`: SIGHUP, which logs the outcome).
+    fn start_reload(&mut self, replies: Vec<Option<ReloadReply>>) {
         let (load, overrides) = (self.opts.load.clone(), self.opts.overrides.clone());
         let tx = self.reloads_tx.clone();
-        // The reply travels with the work (should the thread not start, dropping it tells the
-        // client the request failed).
+        // The replies travel with the work (should the thread not start, dropping them tells
+        // the clients the request failed).
         let spawned = std::thread::Builder::new()
             .name("ctrlinit-reload".into())
             .spawn(move || {
                 let loaded = crate::config::load_with(&load, &overrides);
-                let _ = tx.send(Reloaded { loaded, reply });
+                let _ = tx.send(Reloaded { loaded, replies });
             });
         match spawned {
             Ok(_) => self.reading_config = true,
@@ -149,22 +174,26 @@ impl Runner {
                 Ok(summary)
             }
         };
-        match (done.reply, answer) {
-            (Some(reply), answer) => {
-                // The log says a refused reload too, not only the client that asked.
-                if let Err(e) = &answer {
-                    error!(
-                        "reload (asked over the control socket) refused, keeping the running configuration: {}",
-                        e.message
-                    );
-                }
-                let _ = reply.send(answer);
-            }
-            (None, Ok(summary)) => info!("SIGHUP: reload: {summary}"),
-            (None, Err(e)) => error!(
-                "SIGHUP: reload refused, keeping the running configuration: {}",
+        // The log says a refused reload too, not only the clients that asked.
+        if let Err(e) = &answer
+            && done.replies.iter().any(Option::is_some)
+        {
+            error!(
+                "reload (asked over the control socket) refused, keeping the running configuration: {}",
                 e.message
-            ),
+            );
+        }
+        for reply in done.replies {
+            match (reply, &answer) {
+                (Some(reply), answer) => {
+                    let _ = reply.send(answer.clone());
+                }
+                (None, Ok(summary)) => info!("SIGHUP: reload: {summary}"),
+                (None, Err(e)) => error!(
+                    "SIGHUP: reload refused, keeping the running configuration: {}",
+                    e.message
+                ),
+            }
         }
     }
 

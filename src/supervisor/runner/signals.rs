@@ -35,10 +35,7 @@ impl Runner {
                     });
                 }
             }
-            Some(Signal::SIGHUP) => match self.reload_refusal() {
-                Some(e) => error!("SIGHUP: reload refused: {}", e.message),
-                None => self.start_reload(None),
-            },
+            Some(Signal::SIGHUP) => self.ask_reload(None),
             Some(Signal::SIGUSR1) => {
                 let _ = self.opts.logs.send(LogCommand::Reopen);
             }

@@ -55,10 +55,11 @@ impl Runner {
 
     /// Runs program `id`'s `pre_stop` hook (its main process is `main`).
     pub(super) fn spawn_pre_stop(&mut self, id: ProgramId, main: i32) -> Input {
-        let Some(spec) = self.core.program(id).map(|p| Arc::clone(&p.spec)) else {
+        let Some((spec, run)) = self.core.program(id).map(|p| (Arc::clone(&p.spec), p.run)) else {
             return Input::Tick;
         };
-        match self.launcher.pre_stop(&spec, main) {
+        let tag = self.tracking.prepare(&spec.name, id, run);
+        match self.launcher.pre_stop(&spec, main, tag) {
             Ok(pid) => Input::PreStopSpawned { id, pid },
             Err(e) => Input::PreStopFailed {
                 id,

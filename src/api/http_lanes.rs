@@ -1,0 +1,140 @@
+//! Who the probe endpoint serves at once, so that slow or many connections (a slowloris) from
+//! anyone who can reach the port cannot make `/livez` fail and get a healthy container
+//! restarted.
+//!
+//! Two lanes:
+//! - the **full lane**: at most [`MAX_CONNECTIONS`] connections, at most [`PER_SOURCE`] from
+//!   one address; any path, a request head within the deadlines of `http.rs`;
+//! - the **probe lane**, for what the full lane refuses: at most [`PROBE_LANE`] connections
+//!   that must send their whole head within a fraction of a second (a probe sends it in its
+//!   first packet) and get only `/livez` and `/readyz` answered (the rest `503 busy`).
+//!
+//! A connection neither lane takes is told `busy` and closed at once. Every slot is given back
+//! by its [`Ticket`]'s drop, however the connection ends.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Connections served at once in the full lane.
+pub(crate) const MAX_CONNECTIONS: usize = 32;
+
+/// Of those, the most one source address may hold.
+pub(crate) const PER_SOURCE: usize = 8;
+
+/// Connections held at once in the probe lane.
+pub(crate) const PROBE_LANE: usize = 64;
+
+/// Which lane a connection got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lane {
+    Full,
+    Probes,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    full: usize,
+    probes: usize,
+    by_source: HashMap<IpAddr, usize>,
+}
+
+/// The lanes' counts, shared by the accept loop and the connections.
+#[derive(Debug, Default)]
+pub(crate) struct Lanes {
+    counts: Mutex<Counts>,
+}
+
+/// A connection's place in a lane, given back on drop.
+#[derive(Debug)]
+pub(crate) struct Ticket {
+    lanes: Arc<Lanes>,
+    lane: Lane,
+    source: IpAddr,
+}
+
+impl Ticket {
+    /// The lane it holds.
+    pub(crate) fn lane(&self) -> Lane {
+        self.lane
+    }
+}
+
+impl Lanes {
+    fn lock(&self) -> MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A place for a connection from `source`, or `None` (busy).
+    pub(crate) fn admit(self: &Arc<Self>, source: IpAddr) -> Option<Ticket> {
+        let mut c = self.lock();
+        let mine = c.by_source.get(&source).copied().unwrap_or(0);
+        let lane = if c.full < MAX_CONNECTIONS && mine < PER_SOURCE {
+            c.full += 1;
+            *c.by_source.entry(source).or_default() += 1;
+            Lane::Full
+        } else if c.probes < PROBE_LANE {
+            c.probes += 1;
+            Lane::Probes
+        } else {
+            return None;
+        };
+        Some(Ticket {
+            lanes: Arc::clone(self),
+            lane,
+            source,
+        })
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut c = self.lanes.lock();
+        match self.lane {
+            Lane::Probes => c.probes = c.probes.saturating_sub(1),
+            Lane::Full => {
+                c.full = c.full.saturating_sub(1);
+                if let Some(n) = c.by_source.get_mut(&self.source) {
+                    *n -= 1;
+                    if *n == 0 {
+                        c.by_source.remove(&self.source);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_source_cannot_take_the_full_lane_and_probes_keep_a_lane() {
+        let lanes = Arc::new(Lanes::default());
+        let a: IpAddr = "127.0.0.2".parse().unwrap();
+        let held: Vec<Ticket> = (0..PER_SOURCE).map(|_| lanes.admit(a).unwrap()).collect();
+        assert!(held.iter().all(|t| t.lane() == Lane::Full));
+        // Its next goes to the probe lane; another source still gets the full lane.
+        assert_eq!(lanes.admit(a).map(|t| t.lane()), Some(Lane::Probes));
+        let b: IpAddr = "10.0.0.1".parse().unwrap();
+        assert_eq!(lanes.admit(b).map(|t| t.lane()), Some(Lane::Full));
+        // Many sources fill the full lane; then the probe lane; then busy.
+        let mut more = Vec::new();
+        for k in 0u8.. {
+            let t = lanes.admit(IpAddr::from([10, 1, 0, k])).unwrap();
+            let lane = t.lane();
+            more.push(t);
+            if lane == Lane::Probes {
+                break;
+            }
+        }
+        assert_eq!(more.len(), MAX_CONNECTIONS - PER_SOURCE + 1);
+        let probes: Vec<Ticket> = (1..PROBE_LANE).map(|_| lanes.admit(b).unwrap()).collect();
+        assert!(probes.iter().all(|t| t.lane() == Lane::Probes));
+        assert!(lanes.admit(b).is_none());
+        drop(probes);
+        drop(held);
+        assert_eq!(lanes.admit(a).map(|t| t.lane()), Some(Lane::Full));
+    }
+}
