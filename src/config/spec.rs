@@ -437,6 +437,10 @@ pub enum StderrMode {
     Merge,
     /// Into `<name>.err.log`.
     Separate,
+    /// Into stdout's pipe: the program's fd 2 is its fd 1, so its lines keep the order they were
+    /// written in across both streams and cost one pipe instead of two; they are stdout's lines
+    /// everywhere (`|` on the console, `<name>.log`).
+    Stdout,
 }
 
 /// Where a program's output goes (`[program.NAME.log]`): the console, its log files, and how

@@ -6,6 +6,7 @@ pub mod cgroups;
 pub mod files;
 pub mod init;
 pub mod memory;
+pub mod nofile;
 pub mod notify_socket;
 pub mod procs;
 pub mod reap;

@@ -104,7 +104,9 @@ impl Runner {
         let spawned = std::thread::Builder::new()
             .name("ctrlinit-reload".into())
             .spawn(move || {
-                let loaded = crate::config::load_with(&load, &overrides);
+                // Refused, as at start, when it cannot fit under the descriptor limit.
+                let loaded = crate::config::load_with(&load, &overrides)
+                    .and_then(|c| crate::config::descriptors::fit(&c, &load.dir).map(|()| c));
                 let _ = tx.send(Reloaded { loaded, reply });
             });
         match spawned {
