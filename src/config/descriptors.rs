@@ -99,13 +99,13 @@ pub fn cgroups_possible() -> bool {
     std::env::var("CTRLINIT_TRACKING").map_or(true, |v| v != "marker")
 }
 
-/// Checks that `config` fits under the descriptor limit, first raising ctrlinit's soft limit
-/// as far as the hard one allows when it needs more; `dir` is the config directory (where the
-/// error is said to be). The error says how many are needed, the limit, and the fixes.
+/// Checks that `config` fits under ctrlinit's descriptor limit (its soft limit, which it raised
+/// to the hard one at start); `dir` is the config directory (where the error is said to be).
+/// The error says how many are needed, the limit, and the fixes.
 pub fn fit(config: &Config, dir: &Path) -> Result<(), ConfigErrors> {
     let cgroups = cgroups_possible();
     let need = needed(config, cgroups);
-    let (soft, hard) = crate::sys::nofile::raise_to(need);
+    let (soft, hard) = crate::sys::nofile::limits();
     if need <= soft {
         return Ok(());
     }
