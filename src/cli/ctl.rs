@@ -58,18 +58,7 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
     match r {
         Response::Status { seq, programs } => {
             if json {
-                let list: Vec<serde_json::Value> = programs
-                    .iter()
-                    .map(|p| {
-                        let mut v = serde_json::to_value(p).unwrap_or_default();
-                        v["seq"] = seq.into();
-                        v
-                    })
-                    .collect();
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&list).unwrap_or_default()
-                );
+                print_json(&programs, seq);
             } else {
                 print!("{}", render_table(&programs));
             }
@@ -85,6 +74,29 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
         }
         other => unexpected(&other),
     }
+}
+
+/// One program as `status --json` prints it: its fields, then the answer's `seq`.
+#[derive(serde::Serialize)]
+struct Shown<'a> {
+    #[serde(flatten)]
+    program: &'a ProgramStatus,
+    seq: u64,
+}
+
+/// Prints `programs` as a pretty JSON array, written straight to stdout through a buffer: no
+/// intermediate tree of values (a map per program), which cost more than the request itself
+/// for thousands of programs.
+fn print_json(programs: &[ProgramStatus], seq: u64) {
+    use std::io::Write;
+    let shown: Vec<Shown<'_>> = programs
+        .iter()
+        .map(|program| Shown { program, seq })
+        .collect();
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+    let _ = serde_json::to_writer_pretty(&mut out, &shown);
+    let _ = writeln!(out);
+    let _ = out.flush();
 }
 
 fn in_wanted_state(p: &ProgramStatus) -> bool {
