@@ -28,12 +28,12 @@ pub struct Graph {
 impl Graph {
     /// Builds the graph; dependency names that match no program are skipped (validation reports
     /// them).
-    pub fn new(programs: &[ProgramSpec]) -> Self {
-        let index = |name: &str| programs.iter().position(|p| p.name == name);
+    pub fn new<P: AsRef<ProgramSpec>>(programs: &[P]) -> Self {
+        let index = |name: &str| programs.iter().position(|p| p.as_ref().name == name);
         let mut deps = vec![Vec::new(); programs.len()];
         let mut dependents = vec![Vec::new(); programs.len()];
         for (i, p) in programs.iter().enumerate() {
-            for d in &p.depends_on {
+            for d in &p.as_ref().depends_on {
                 if let Some(on) = index(&d.name) {
                     deps[i].push(Edge {
                         on,

@@ -157,7 +157,7 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
     }
     Ok(Config {
         init,
-        programs: specs,
+        programs: specs.into_iter().map(std::sync::Arc::new).collect(),
         warnings,
     })
 }
