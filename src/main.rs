@@ -240,7 +240,10 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());
     let load = load_options(cli, main);
     let overrides = config::Overrides::from_env(cli.socket.clone());
-    let mut config = match config::load_with(&load, &overrides) {
+    // A config that cannot fit under the descriptor limit is refused as any bad config is.
+    let loaded = config::load_with(&load, &overrides)
+        .and_then(|c| config::descriptors::fit(&c, &load.dir).map(|()| c));
+    let mut config = match loaded {
         Ok(c) => c,
         Err(errors) => {
             eprint!("ctrlinit: not starting anything: {errors}");

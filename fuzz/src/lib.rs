@@ -622,18 +622,18 @@ fn drive_logs(dir: &ConfigDir, mut config: Config) {
         tx,
     });
     for name in &names {
-        let Ok((out_r, out_w, err_r, err_w)) = ctrlinit::process::output_pipes() else {
+        let Ok(pipes) = ctrlinit::process::output_pipes(false) else {
             continue;
         };
         logs.send(Command::Attach {
             program: name.clone(),
             run: Some(1),
-            stdout: out_r,
-            stderr: err_r,
+            stdout: pipes.stdout_r,
+            stderr: pipes.stderr_r,
             taps: Default::default(),
         });
-        let mut out = std::fs::File::from(out_w);
-        let mut err = std::fs::File::from(err_w);
+        let mut out = std::fs::File::from(pipes.stdout_w);
+        let mut err = std::fs::File::from(pipes.stderr_w);
         let _ = out.write_all(b"first line\nsecond line\n");
         let _ = out.write_all(&vec![b'x'; 70_000]);
         let _ = out.write_all(b"\nlast, unterminated");

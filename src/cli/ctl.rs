@@ -62,27 +62,16 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
             network,
         } => {
             if json {
-                let mut list: Vec<serde_json::Value> = programs
-                    .iter()
-                    .map(|p| {
-                        let mut v = serde_json::to_value(p).unwrap_or_default();
-                        v["seq"] = seq.into();
-                        v
-                    })
-                    .collect();
                 // The network watch is one more entry, of its own type (programs are
                 // `service` or `oneshot`), so the array stays an array of named things.
-                if let Some(n) = &network {
+                let network = network.as_ref().map(|n| {
                     let mut v = serde_json::to_value(n).unwrap_or_default();
                     v["name"] = "network".into();
                     v["type"] = "network".into();
                     v["seq"] = seq.into();
-                    list.push(v);
-                }
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&list).unwrap_or_default()
-                );
+                    v
+                });
+                print_json(&programs, seq, network);
             } else {
                 print!("{}", render_table(&programs));
                 if let Some(n) = &network {
@@ -102,6 +91,38 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
         }
         other => unexpected(&other),
     }
+}
+
+/// One program as `status --json` prints it: its fields, then the answer's `seq`.
+#[derive(serde::Serialize)]
+struct Shown<'a> {
+    #[serde(flatten)]
+    program: &'a ProgramStatus,
+    seq: u64,
+}
+
+/// An entry of `status --json`'s array: a program, or something else watched (the network).
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Entry<'a> {
+    Program(Shown<'a>),
+    Other(serde_json::Value),
+}
+
+/// Prints `programs` (and `other`, the network watch's entry) as a pretty JSON array, written straight to stdout through a buffer: no
+/// intermediate tree of values (a map per program), which cost more than the request itself
+/// for thousands of programs.
+fn print_json(programs: &[ProgramStatus], seq: u64, other: Option<serde_json::Value>) {
+    use std::io::Write;
+    let shown: Vec<Entry<'_>> = programs
+        .iter()
+        .map(|program| Entry::Program(Shown { program, seq }))
+        .chain(other.map(Entry::Other))
+        .collect();
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+    let _ = serde_json::to_writer_pretty(&mut out, &shown);
+    let _ = writeln!(out);
+    let _ = out.flush();
 }
 
 fn in_wanted_state(p: &ProgramStatus) -> bool {

@@ -27,7 +27,7 @@ pub fn graph_node(p: &ProgramSpec) -> GraphNode {
 
 /// Every program of `config`, in its order.
 pub fn graph_nodes(config: &Config) -> Vec<GraphNode> {
-    config.programs.iter().map(graph_node).collect()
+    config.programs.iter().map(|p| graph_node(p)).collect()
 }
 
 /// The start order: programs of one step start together, each step waits for the one before.

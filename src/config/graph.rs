@@ -36,13 +36,13 @@ pub struct Graph {
 impl Graph {
     /// Builds the graph; dependency names that match no program are skipped (validation reports
     /// them).
-    pub fn new(programs: &[ProgramSpec]) -> Self {
-        let index = |name: &str| programs.iter().position(|p| p.name == name);
+    pub fn new<P: AsRef<ProgramSpec>>(programs: &[P]) -> Self {
+        let index = |name: &str| programs.iter().position(|p| p.as_ref().name == name);
         let mut deps = vec![Vec::new(); programs.len()];
         let mut dependents = vec![Vec::new(); programs.len()];
         let mut after = vec![Vec::new(); programs.len()];
         let mut before = vec![Vec::new(); programs.len()];
-        for (i, p) in programs.iter().enumerate() {
+        for (i, p) in programs.iter().map(AsRef::as_ref).enumerate() {
             for on in p.after.iter().filter_map(|n| index(n)) {
                 if !after[i].contains(&on) {
                     after[i].push(on);

@@ -190,9 +190,13 @@ fn load_dir_as(opts: &LoadOptions, build: bool) -> Result<Config, ConfigErrors> 
     if !errors.is_empty() {
         return Err(said_once_in_order(errors, warnings));
     }
+    // Into a list of its own: `collect` would reuse the specs' buffer (hundreds of bytes a
+    // spec) to hold pointers, and keep all of it for the life of the configuration.
+    let mut programs = Vec::with_capacity(specs.len());
+    programs.extend(specs.into_iter().map(std::sync::Arc::new));
     Ok(Config {
         init,
-        programs: specs,
+        programs,
         warnings,
     })
 }

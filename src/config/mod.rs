@@ -11,6 +11,7 @@
 
 mod checks;
 pub mod describe;
+pub mod descriptors;
 pub mod env_file;
 mod error;
 mod exec_limits;

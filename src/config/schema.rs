@@ -585,6 +585,7 @@ fn read_log(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> LogSettings {
         let choices = [
             ("merge", StderrMode::Merge),
             ("separate", StderrMode::Separate),
+            ("stdout", StderrMode::Stdout),
         ];
         log.stderr = r.choice(v, &key("stderr"), &choices).unwrap_or(log.stderr);
     }

@@ -12,8 +12,9 @@ use nix::sys::signal::Signal;
 pub struct Config {
     /// Init-wide settings (`[init]`).
     pub init: InitSettings,
-    /// Programs sorted by name.
-    pub programs: Vec<ProgramSpec>,
+    /// Programs sorted by name, each shared with the supervisor's core (which holds them for
+    /// the life of the configuration): one copy of every spec, not two.
+    pub programs: Vec<std::sync::Arc<ProgramSpec>>,
     /// Problems worth telling about that do not stop a start (printed by `check` and at start).
     pub warnings: Vec<String>,
 }
@@ -21,7 +22,10 @@ pub struct Config {
 impl Config {
     /// The program called `name`, if any.
     pub fn program(&self, name: &str) -> Option<&ProgramSpec> {
-        self.programs.iter().find(|p| p.name == name)
+        self.programs
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.as_ref())
     }
 }
 
@@ -157,8 +161,10 @@ impl OnNetworkLost {
 impl InitSettings {
     /// Whether some program has ctrlinit's own standard streams: then ctrlinit's own lines go to
     /// stderr (stdout belongs to the program).
-    pub fn own_lines_to_stderr(programs: &[ProgramSpec]) -> bool {
-        programs.iter().any(|p| p.stdio == StdioMode::Inherit)
+    pub fn own_lines_to_stderr<P: AsRef<ProgramSpec>>(programs: &[P]) -> bool {
+        programs
+            .iter()
+            .any(|p| p.as_ref().stdio == StdioMode::Inherit)
     }
 
     /// The sd_notify socket's path.
@@ -503,6 +509,10 @@ pub enum StderrMode {
     Merge,
     /// Into `<name>.err.log`.
     Separate,
+    /// Into stdout's pipe: the program's fd 2 is its fd 1, so its lines keep the order they were
+    /// written in across both streams and cost one pipe instead of two; they are stdout's lines
+    /// everywhere (`|` on the console, `<name>.log`).
+    Stdout,
 }
 
 /// Where a program's output goes (`[program.NAME.log]`): the console, its log files, and how
@@ -652,6 +662,13 @@ pub struct ProgramSpec {
     pub max_reports: u32,
     /// Where it was defined, for messages: `file:line`.
     pub defined_at: String,
+}
+
+/// So that lists of specs, owned or shared (`Arc`), are read by the same functions.
+impl AsRef<ProgramSpec> for ProgramSpec {
+    fn as_ref(&self) -> &ProgramSpec {
+        self
+    }
 }
 
 impl ProgramSpec {

@@ -59,8 +59,8 @@ pub enum Command {
         run: Option<u64>,
         /// Read end of its stdout pipe.
         stdout: OwnedFd,
-        /// Read end of its stderr pipe.
-        stderr: OwnedFd,
+        /// Read end of its stderr pipe (`None`: its stderr is its stdout's pipe).
+        stderr: Option<OwnedFd>,
         /// What its output is watched for.
         taps: Taps,
     },

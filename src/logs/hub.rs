@@ -185,7 +185,7 @@ fn open_files(shared: &Shared, p: &ProgramLog) {
     };
     let (out, err) = match (settings.file, settings.stderr) {
         (false, _) => (None, None),
-        (true, StderrMode::Merge) => (open(".log"), None),
+        (true, StderrMode::Merge | StderrMode::Stdout) => (open(".log"), None),
         (true, StderrMode::Separate) => (open(".log"), open(".err.log")),
     };
     *p.out_file.borrow_mut() = out;
@@ -211,16 +211,20 @@ fn attach(
     program: &str,
     run: Option<u64>,
     stdout: std::os::fd::OwnedFd,
-    stderr: std::os::fd::OwnedFd,
+    stderr: Option<std::os::fd::OwnedFd>,
     taps: super::command::Taps,
 ) {
     let p = program_log(shared, program);
+    let pipes = [
+        Some((stdout, Stream::Stdout)),
+        stderr.map(|e| (e, Stream::Stderr)),
+    ];
     if let Some(run) = run {
-        p.track_run(run);
+        p.track_run(run, pipes.iter().flatten().count());
     }
     // One set of taps for both pipes: a readiness line may come on either.
     let taps = Rc::new(RunTaps::new(taps));
-    for (fd, stream) in [(stdout, Stream::Stdout), (stderr, Stream::Stderr)] {
+    for (fd, stream) in pipes.into_iter().flatten() {
         shared.open_pipes.set(shared.open_pipes.get() + 1);
         tokio::task::spawn_local(pump::pump(
             Rc::clone(shared),

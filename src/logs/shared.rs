@@ -106,12 +106,13 @@ impl ProgramLog {
         }
     }
 
-    /// Starts tracking the drain of run `run`'s two pipes.
-    pub(super) fn track_run(&self, run: u64) {
+    /// Starts tracking the drain of run `run`'s `pipes` pipes (two, or one when its stderr is
+    /// its stdout).
+    pub(super) fn track_run(&self, run: u64, pipes: usize) {
         self.runs.borrow_mut().insert(
             run,
             RunDrain {
-                open: 2,
+                open: pipes,
                 done: watch::channel(false).0,
             },
         );

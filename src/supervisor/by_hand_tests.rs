@@ -85,7 +85,7 @@ fn a_reload_does_not_cancel_a_restart_by_hand_under_way() {
             .core
             .programs()
             .iter()
-            .map(|p| p.spec.as_ref().clone())
+            .map(|p| std::sync::Arc::new(p.spec.as_ref().clone()))
             .collect(),
         warnings: vec![],
     };

@@ -69,7 +69,7 @@ impl Sim {
         programs.sort_by(|a, b| a.name.cmp(&b.name));
         let config = Config {
             init: InitSettings::default(),
-            programs,
+            programs: programs.into_iter().map(std::sync::Arc::new).collect(),
             warnings: vec![],
         };
         let now = Instant::now();
@@ -96,7 +96,7 @@ impl Sim {
         programs.sort_by(|a, b| a.name.cmp(&b.name));
         let config = Config {
             init: InitSettings::default(),
-            programs,
+            programs: programs.into_iter().map(std::sync::Arc::new).collect(),
             warnings: vec![],
         };
         sim.core = Core::new(&config, sim.now);

@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::tracking::{RunTag, Tagger};
 use super::wiring::Wiring;
 
-use crate::config::{ProgramSpec, StdioMode};
+use crate::config::{ProgramSpec, StderrMode, StdioMode};
 use crate::logs::{Command as LogCommand, Taps};
 use crate::model::signals::signal_name;
 use crate::model::{Exit, ProgramId};
@@ -181,18 +181,19 @@ impl Launcher {
         taps: Taps,
         streams: Streams,
     ) -> Result<i32, SpawnError> {
-        let (stdout_r, stdout_w, stderr_r, stderr_w) = process::output_pipes()
+        let one_pipe = spec.log.stderr == StderrMode::Stdout;
+        let pipes = process::output_pipes(one_pipe)
             .map_err(|e| setup_error(format!("failed to create output pipes: {e}")))?;
         let streams = Streams {
-            outputs: (Output::Fd(stdout_w), Output::Fd(stderr_w)),
+            outputs: (Output::Fd(pipes.stdout_w), Output::Fd(pipes.stderr_w)),
             ..streams
         };
         let pid = start(spec, argv, extra_env, streams)?;
         let _ = self.logs.send(LogCommand::Attach {
             program: spec.name.clone(),
             run,
-            stdout: stdout_r,
-            stderr: stderr_r,
+            stdout: pipes.stdout_r,
+            stderr: pipes.stderr_r,
             taps,
         });
         Ok(pid)

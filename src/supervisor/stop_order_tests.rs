@@ -30,7 +30,7 @@ fn draining_sim(drain: Duration) -> Sim {
             drain,
             ..InitSettings::default()
         },
-        programs,
+        programs: programs.into_iter().map(std::sync::Arc::new).collect(),
         warnings: vec![],
     };
     sim.core = super::super::core::Core::new(&config, sim.now);

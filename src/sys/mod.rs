@@ -7,6 +7,7 @@ pub mod files;
 pub mod init;
 pub mod memory;
 pub mod netlink;
+pub mod nofile;
 pub mod notify_socket;
 pub mod procs;
 pub mod reap;

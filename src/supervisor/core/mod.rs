@@ -379,7 +379,7 @@ impl Core {
             .iter()
             .map(|s| {
                 let (id, run) = registry.id_for(&s.name);
-                Program::new(id, Arc::new(s.clone()), run, now)
+                Program::new(id, Arc::clone(s), run, now)
             })
             .collect();
         let mut core = Core {

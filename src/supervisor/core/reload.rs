@@ -113,13 +113,13 @@ impl Core {
         for spec in &config.programs {
             let p = match kept.remove(&spec.name) {
                 Some(mut p) => {
-                    p.spec = Arc::new(spec.clone());
+                    p.spec = Arc::clone(spec);
                     p
                 }
                 None => {
                     let (id, run) = self.registry.id_for(&spec.name);
                     fresh.push(id);
-                    Program::new(id, Arc::new(spec.clone()), run, now)
+                    Program::new(id, Arc::clone(spec), run, now)
                 }
             };
             self.programs.push(p);

@@ -136,7 +136,9 @@ impl Runner {
         let spawned = std::thread::Builder::new()
             .name("ctrlinit-reload".into())
             .spawn(move || {
-                let loaded = crate::config::load_with(&load, &overrides);
+                // Refused, as at start, when it cannot fit under the descriptor limit.
+                let loaded = crate::config::load_with(&load, &overrides)
+                    .and_then(|c| crate::config::descriptors::fit(&c, &load.dir).map(|()| c));
                 let _ = tx.send(Reloaded { loaded, replies });
             });
         match spawned {
@@ -231,12 +233,14 @@ impl Runner {
             .programs()
             .iter()
             .map(|p| {
-                let pids = tracking::run_of(p).map(|r| {
+                let run = tracking::run_of(p);
+                let pids = run.map(|r| {
                     let mut pids = self.tracking.members(r, &others);
                     pids.sort_unstable();
                     pids
                 });
-                let usage = self.tracking.usage(p.name());
+                // A program with no run has no processes to account for: its group is not read.
+                let usage = run.and_then(|_| self.tracking.usage(p.name()));
                 (p.name().to_string(), Processes { pids, usage })
             })
             .collect()
