@@ -4,6 +4,13 @@
 //! deque, one deque of segments), so pushing a block costs a copy and no per-line work. Lines
 //! read together share their segment's time (milliseconds), which is what `ctrlinit logs` merges
 //! programs by. Nothing is allocated until the program writes.
+//!
+//! Invariant: the byte deque never holds, nor is ever given room for, more than `cap` bytes.
+//! Old lines are dropped *before* new ones are added, and the deque grows by doubling up to
+//! `cap` and then exactly to it, so a full ring's buffer is `cap` bytes. (Appending first and
+//! trimming after let the deque outgrow `cap` once and double to twice its size: every ring
+//! then took 128 KiB, whose second half a program killed again and again paged in a few lines
+//! at a time over an hour, issue 26.)
 
 use std::collections::VecDeque;
 
@@ -49,10 +56,10 @@ impl Ring {
             self.push(stream, data, at_ms);
         } else {
             let keep = &data[data.len().saturating_sub(self.cap - 1)..];
+            self.make_room(keep.len() + 1);
             self.bytes.extend(keep);
             self.bytes.push_back(b'\n');
             self.add_segment(stream, keep.len() + 1, at_ms);
-            self.trim();
         }
     }
 
@@ -69,9 +76,9 @@ impl Ring {
         } else {
             data
         };
+        self.make_room(data.len());
         self.bytes.extend(data);
         self.add_segment(stream, data.len(), at_ms);
-        self.trim();
     }
 
     fn add_segment(&mut self, stream: Stream, len: usize, at_ms: u64) {
@@ -81,9 +88,23 @@ impl Ring {
         }
     }
 
-    fn trim(&mut self) {
-        while self.bytes.len() > self.cap {
-            let excess = self.bytes.len() - self.cap;
+    /// Drops the oldest whole lines until `incoming` more bytes fit within `cap`, and gives the
+    /// deque room for them without letting its capacity pass `cap`.
+    fn make_room(&mut self, incoming: usize) {
+        debug_assert!(incoming <= self.cap);
+        self.trim_to(self.cap - incoming);
+        let needed = self.bytes.len() + incoming;
+        if needed > self.bytes.capacity() {
+            // Amortised doubling, but never past `cap`.
+            let target = needed.max(self.bytes.capacity() * 2).min(self.cap);
+            self.bytes.reserve_exact(target - self.bytes.len());
+        }
+    }
+
+    /// Drops the oldest whole lines until at most `limit` bytes are held.
+    fn trim_to(&mut self, limit: usize) {
+        while self.bytes.len() > limit {
+            let excess = self.bytes.len() - limit;
             let Some(Segment { len: first, .. }) = self.segments.front_mut() else {
                 break;
             };
@@ -193,6 +214,28 @@ mod tests {
         assert_eq!(times, vec![10, 10, 10, 20]);
         // Same stream and time: one segment.
         assert_eq!(r.segments.len(), 2);
+    }
+
+    #[test]
+    fn the_buffer_never_grows_past_the_cap() {
+        // Issue 26: appending before trimming made a full ring's deque double past its cap, to
+        // 128 KiB for 64 KiB of lines.
+        for cap in [RING_BYTES, 1000] {
+            let mut r = Ring::new(cap);
+            for i in 0..(4 * cap / 30) {
+                let line = format!("line {i} of a program that keeps writing\n");
+                let stream = if i % 7 == 0 {
+                    Stream::Stderr
+                } else {
+                    Stream::Stdout
+                };
+                r.push(stream, line.as_bytes(), i as u64);
+                assert!(r.len() <= cap);
+            }
+            r.push_block(Stream::Stdout, &vec![b'x'; 3 * cap], false, 1 << 40);
+            assert!(r.len() <= cap);
+            assert_eq!(r.bytes.capacity(), cap, "cap {cap}");
+        }
     }
 
     #[test]

@@ -65,8 +65,12 @@ impl Releaser {
             .name("ctrlinit-idle".into())
             .stack_size(64 << 10)
             .spawn(move || {
-                let mut byte = [0u8; 64];
-                while nix::unistd::read(&rx, &mut byte).is_ok_and(|n| n > 0) {
+                let mut bytes = [0u8; 64];
+                while let Ok(n @ 1..) = nix::unistd::read(&rx, &mut bytes) {
+                    if !bytes[..n].contains(&RELEASE) {
+                        trim_heap();
+                        continue;
+                    }
                     std::thread::sleep(SETTLE);
                     let cold = cold_mappings();
                     done(summary(&cold));
@@ -79,20 +83,40 @@ impl Releaser {
 
     /// Asks for a release soon (see [`SETTLE`]); never waits.
     pub fn request(&self) {
-        let _ = nix::unistd::write(&self.requests, b"r");
+        let _ = nix::unistd::write(&self.requests, &[RELEASE]);
+    }
+
+    /// Asks for the heap alone to be trimmed, at once (amid work: code pages stay mapped);
+    /// never waits.
+    pub fn trim(&self) {
+        let _ = nix::unistd::write(&self.requests, &[TRIM]);
     }
 }
 
-/// Trims the heap, and lists the mappings whose page-table entries may be dropped.
-fn cold_mappings() -> Vec<ColdCandidate> {
-    // SAFETY: malloc_trim only returns free heap pages to the kernel; it takes malloc's own
-    // locks, so it is safe beside other threads allocating.
+/// A request for a whole release.
+const RELEASE: u8 = b'r';
+/// A request for a trim of the heap only.
+const TRIM: u8 = b't';
+
+/// Returns the free pages of every malloc arena (each thread's, not only the main heap) to the
+/// kernel.
+fn trim_heap() {
+    // SAFETY: malloc_trim only returns free heap pages to the kernel (in glibc, of every
+    // arena, with each arena's lock held); it is safe beside other threads allocating.
     unsafe {
         libc::malloc_trim(0);
     }
-    fs::read_to_string("/proc/self/smaps")
+}
+
+/// Lists the mappings whose page-table entries may be dropped, and trims the heap.
+fn cold_mappings() -> Vec<ColdCandidate> {
+    let cold = fs::read_to_string("/proc/self/smaps")
         .map(|smaps| droppable_mappings(&smaps))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // After the smaps text is freed: it is large, and trimming before reading it left its
+    // pages resident.
+    trim_heap();
+    cold
 }
 
 /// What dropping `cold` releases.

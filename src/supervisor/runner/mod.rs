@@ -134,6 +134,8 @@ pub struct Runner {
     releaser: Option<Releaser>,
     /// When the loop last did work (not a routine check), for the release of cold memory.
     last_work: Instant,
+    /// When freed heap was last handed back (a release, or a trim amid sustained work).
+    last_trim: Instant,
 }
 
 impl Runner {
@@ -190,6 +192,7 @@ impl Runner {
                 );
             }),
             last_work: Instant::now(),
+            last_trim: Instant::now(),
         }
     }
 
@@ -277,6 +280,7 @@ impl Runner {
             }
         } else if !routine {
             self.last_work = Instant::now();
+            self.trim_amid_work();
             if matches!(
                 self.cold_memory,
                 ColdMemory::Released | ColdMemory::AfterChecks
@@ -290,8 +294,21 @@ impl Runner {
     /// `sys::memory::Releaser`).
     fn release_memory(&mut self) {
         self.cold_memory = ColdMemory::Released;
+        self.last_trim = Instant::now();
         if let Some(r) = &self.releaser {
             r.request();
+        }
+    }
+
+    /// Work that never pauses long enough for a release (a storm of crashes, a crash loop)
+    /// still has the heap trimmed now and then, so what its bursts freed does not stay
+    /// resident (see `idle::TRIM_AMID_WORK`).
+    fn trim_amid_work(&mut self) {
+        if self.last_trim.elapsed() >= super::idle::TRIM_AMID_WORK {
+            self.last_trim = Instant::now();
+            if let Some(r) = &self.releaser {
+                r.trim();
+            }
         }
     }
 
