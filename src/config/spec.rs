@@ -1,6 +1,7 @@
 //! The typed settings ctrlinit runs from: the `[init]` table and every `[program.NAME]`, as the
 //! loader leaves them (validated, interpolated, defaults settled).
 
+pub use super::external::{ExternalCheck, ExternalSpec, HostPort, OnTimeout};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,6 +15,8 @@ pub struct Config {
     pub init: InitSettings,
     /// Programs sorted by name.
     pub programs: Vec<ProgramSpec>,
+    /// Dependencies outside the container (`[external.NAME]`), sorted by name.
+    pub externals: Vec<ExternalSpec>,
     /// Problems worth telling about that do not stop a start (printed by `check` and at start).
     pub warnings: Vec<String>,
 }

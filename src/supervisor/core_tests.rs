@@ -70,6 +70,7 @@ impl Sim {
         let config = Config {
             init: InitSettings::default(),
             programs,
+            externals: vec![],
             warnings: vec![],
         };
         let now = Instant::now();
@@ -97,6 +98,7 @@ impl Sim {
         let config = Config {
             init: InitSettings::default(),
             programs,
+            externals: vec![],
             warnings: vec![],
         };
         sim.core = Core::new(&config, sim.now);

@@ -31,6 +31,7 @@ fn draining_sim(drain: Duration) -> Sim {
             ..InitSettings::default()
         },
         programs,
+        externals: vec![],
         warnings: vec![],
     };
     sim.core = super::super::core::Core::new(&config, sim.now);

@@ -183,6 +183,9 @@ impl Core {
 
     /// The first dependency of program `i` that does not hold: its name and a description.
     fn unmet_dependency(&self, i: usize) -> Option<(String, String)> {
+        if let Some(unmet) = self.unmet_external(i) {
+            return Some(unmet);
+        }
         self.graph.deps(i).iter().find_map(|e| {
             let dep = &self.programs[e.on];
             if condition_holds(dep, e.condition) {
