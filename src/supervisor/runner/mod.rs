@@ -8,6 +8,7 @@
 
 mod adoption;
 mod exit;
+mod externals;
 mod reaping;
 mod requests;
 mod signals;
@@ -91,6 +92,10 @@ pub struct Runner {
     probe_events: UnboundedReceiver<ProbeEvent>,
     /// The sd_notify socket, while some program speaks sd_notify.
     notify: Option<NotifyIntake>,
+    /// External dependencies' check tasks.
+    external_checks: super::checks::external::ExternalChecks,
+    /// Their `exec` checks in flight, by pid.
+    external_execs: std::collections::HashMap<i32, externals::ExternalExec>,
     /// ctrlinit's own supervisor, when it was given `NOTIFY_SOCKET`.
     upward: Option<Upward>,
     exit: Option<(i32, Instant)>,
@@ -157,6 +162,8 @@ impl Runner {
             probe_tx: tx,
             probe_events,
             notify: None,
+            external_checks: Default::default(),
+            external_execs: std::collections::HashMap::new(),
             upward: Upward::from_env(),
             exit: None,
             reaped: Vec::new(),
@@ -185,6 +192,7 @@ impl Runner {
     pub async fn run(mut self, mut signals: Signals) -> i32 {
         self.open_notify_socket();
         self.feed(Input::Boot);
+        self.start_external_checks();
         loop {
             if let Some((code, deadline)) = self.exit {
                 return self.finish(&mut signals, code, deadline).await;
@@ -213,7 +221,10 @@ impl Runner {
                 },
                 Some(event) = self.probe_events.recv() => {
                     let (liveness, seq) = (event.is_liveness(), self.seq);
-                    let input = if let ProbeEvent::AdoptedExited { id, pid } = event {
+                    let input = if event.is_external() {
+                        self.on_external_event(event);
+                        None
+                    } else if let ProbeEvent::AdoptedExited { id, pid } = event {
                         // Its zombie may be ctrlinit's after all (reparented since): reap first.
                         self.reap();
                         self.adopted.exited(id, pid, &self.core)
@@ -397,6 +408,7 @@ impl Runner {
                     self.config = Arc::clone(&config);
                     let _ = self.opts.logs.send(LogCommand::Configure(config));
                     self.open_notify_socket();
+                    self.start_external_checks();
                 }
             }
             Action::Notice(n) => {

@@ -12,7 +12,9 @@ impl Runner {
         self.tracking.new_turn();
         let mut orphans = 0u64;
         for &(pid, exit) in &reaped {
-            if self.probes.owns(pid) {
+            if self.external_exec_reaped(pid, exit) {
+                continue;
+            } else if self.probes.owns(pid) {
                 if let Some(input) = self.probes.reaped(pid, exit, &self.core) {
                     self.feed(input);
                 }
