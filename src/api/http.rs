@@ -217,7 +217,8 @@ async fn route(target: &str, handles: &Handles) -> Answer {
         },
         _ => Answer::text(
             404,
-            "not found: try /livez, /readyz, /metrics, /v1/status or /v1/peer?program=NAME\n".into(),
+            "not found: try /livez, /readyz, /metrics, /v1/status or /v1/peer?program=NAME\n"
+                .into(),
         ),
     }
 }

@@ -172,9 +172,10 @@ pub(super) fn check_externals(
             ));
             continue;
         }
-        if let Some(p) = programs.iter().find(|p| {
-            &p.name == name || p.instance.as_ref().is_some_and(|i| &i.group == name)
-        }) {
+        if let Some(p) = programs
+            .iter()
+            .find(|p| &p.name == name || p.instance.as_ref().is_some_and(|i| &i.group == name))
+        {
             errors.push(error(
                 format!(
                     "`{name}` is both an external and a program (defined at {})",
@@ -292,7 +293,10 @@ fn read_kind(
             &pv.span(),
             &join(path, "program"),
             format!("program belongs to a ctrlinit check, not to {kind}"),
-            Some(r#"remove program, or use ctrlinit = "http://HOST:PORT" with program = "NAME""#.into()),
+            Some(
+                r#"remove program, or use ctrlinit = "http://HOST:PORT" with program = "NAME""#
+                    .into(),
+            ),
         );
         return None;
     }

@@ -142,8 +142,11 @@ pub fn load_dir(opts: &LoadOptions) -> Result<Config, ConfigErrors> {
     if let Some(cmd) = &opts.main_command {
         add_main_program(cmd, init.main_stdio, &mut programs, &mut errors);
     }
-    let external_names: HashSet<String> =
-        drafts.externals.iter().map(|e| e.spec.name.clone()).collect();
+    let external_names: HashSet<String> = drafts
+        .externals
+        .iter()
+        .map(|e| e.spec.name.clone())
+        .collect();
     let specs = check_programs(programs, &init, &external_names, &mut errors);
     let externals = check_externals(drafts.externals, &specs, &mut errors);
     if specs.is_empty() && errors.is_empty() {

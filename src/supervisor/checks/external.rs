@@ -73,7 +73,11 @@ async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, tx: UnboundedSende
         } else {
             match tokio::time::timeout(spec.timeout, attempt(&spec, &resolver)).await {
                 Ok(r) => r,
-                Err(_) => (false, format!("timed out after {}", fmt_secs(spec.timeout)), None),
+                Err(_) => (
+                    false,
+                    format!("timed out after {}", fmt_secs(spec.timeout)),
+                    None,
+                ),
             }
         };
         let event = ProbeEvent::External {
@@ -189,7 +193,8 @@ async fn peer(
 
 /// `HTTP/1.1 200 OK … \r\n\r\nboot=ID program=api run=3 state=running ready=true`.
 pub(crate) fn parse_peer(answer: &[u8], program: &str) -> Result<(bool, String, String), String> {
-    let text = std::str::from_utf8(answer).map_err(|_| "not a ctrlinit peer's answer".to_string())?;
+    let text =
+        std::str::from_utf8(answer).map_err(|_| "not a ctrlinit peer's answer".to_string())?;
     let (head, body) = text
         .split_once("\r\n\r\n")
         .ok_or_else(|| "not a ctrlinit peer's answer (cut short or too long)".to_string())?;
@@ -222,11 +227,14 @@ mod tests {
         assert!(ready);
         assert_eq!(line, "api is running (run 3)");
         assert_eq!(run, "b1/3");
-        let waiting = b"HTTP/1.1 200 OK\r\n\r\nboot=b1 program=api run=4 state=backoff ready=false\n";
+        let waiting =
+            b"HTTP/1.1 200 OK\r\n\r\nboot=b1 program=api run=4 state=backoff ready=false\n";
         assert!(!parse_peer(waiting, "api").unwrap().0);
-        assert!(parse_peer(b"HTTP/1.1 404 Not Found\r\n\r\nno\n", "api")
-            .unwrap_err()
-            .contains("no program api"));
+        assert!(
+            parse_peer(b"HTTP/1.1 404 Not Found\r\n\r\nno\n", "api")
+                .unwrap_err()
+                .contains("no program api")
+        );
         assert!(parse_peer(b"garbage", "api").is_err());
         assert!(parse_peer(b"HTTP/1.1 200 OK\r\n\r\nhello", "api").is_err());
         assert!(parse_peer(&[0xff, 0xfe], "api").is_err());

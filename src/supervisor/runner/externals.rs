@@ -48,7 +48,8 @@ impl Runner {
             return;
         };
         // The check runs as ctrlinit's own child with ctrlinit's environment, as `root` does.
-        let mut as_program = ProgramSpec::new(&format!("external.{name}"), argv.clone(), Kind::Oneshot);
+        let mut as_program =
+            ProgramSpec::new(&format!("external.{name}"), argv.clone(), Kind::Oneshot);
         as_program.inherit_env = true;
         match self.launcher.check(&as_program, argv) {
             Ok(pid) => {
