@@ -15,6 +15,7 @@ pub mod env_file;
 mod error;
 mod exec_limits;
 mod external;
+mod external_spec;
 pub mod graph;
 mod health;
 mod identity;

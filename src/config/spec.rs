@@ -1,7 +1,7 @@
 //! The typed settings ctrlinit runs from: the `[init]` table and every `[program.NAME]`, as the
 //! loader leaves them (validated, interpolated, defaults settled).
 
-pub use super::external::{ExternalCheck, ExternalSpec, HostPort, OnTimeout};
+pub use super::external_spec::{ExternalCheck, ExternalSpec, HostPort, OnTimeout};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -8,6 +8,7 @@ pub mod checks;
 pub mod control;
 pub mod core;
 pub mod events;
+pub mod external;
 mod idle;
 mod launch;
 pub mod notices;
@@ -21,6 +22,7 @@ pub mod transitions;
 mod wiring;
 
 pub use self::core::{Action, Core, Input, Level, Notice};
+pub use external::{External, ExternalState};
 pub use program::{DownReason, Phase, Program, Target};
 
 #[cfg(test)]

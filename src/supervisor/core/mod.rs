@@ -39,13 +39,13 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use super::checks::health::CheckResult;
+use super::external::External;
 use super::notices;
 use super::notify::message::NotifyMessage;
 use super::program::{Phase, Program, Stopping, Target};
 use crate::config::graph::Graph;
 use crate::config::{Config, InitSettings};
 use crate::model::{Exit, ProgramId, State};
-pub use externals::{External, ExternalState};
 use registry::Registry;
 
 /// How long to wait, after SIGKILL, for group members other than the leader (a process in

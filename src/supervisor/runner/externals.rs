@@ -5,15 +5,6 @@
 use super::*;
 use crate::config::{ExternalCheck, Kind, ProgramSpec};
 
-/// An external's `exec` check in flight.
-pub(super) struct ExternalExec {
-    name: String,
-    started: Instant,
-    deadline: tokio::task::JoinHandle<()>,
-    timed_out: bool,
-    _done: oneshot::Sender<()>,
-}
-
 impl Runner {
     /// A check task's report: a result for the core, or an `exec` check to start.
     pub(super) fn on_external_event(&mut self, event: ProbeEvent) {

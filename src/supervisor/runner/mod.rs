@@ -95,7 +95,7 @@ pub struct Runner {
     /// External dependencies' check tasks.
     external_checks: super::checks::external::ExternalChecks,
     /// Their `exec` checks in flight, by pid.
-    external_execs: std::collections::HashMap<i32, externals::ExternalExec>,
+    external_execs: std::collections::HashMap<i32, ExternalExec>,
     /// ctrlinit's own supervisor, when it was given `NOTIFY_SOCKET`.
     upward: Option<Upward>,
     exit: Option<(i32, Instant)>,
@@ -441,6 +441,15 @@ impl Runner {
 struct Processes {
     pids: Option<Vec<i32>>,
     usage: Option<crate::sys::cgroup2::Usage>,
+}
+
+/// An external's `exec` check in flight.
+struct ExternalExec {
+    name: String,
+    started: Instant,
+    deadline: tokio::task::JoinHandle<()>,
+    timed_out: bool,
+    _done: oneshot::Sender<()>,
 }
 
 /// A stray being watched (see `strays`).
