@@ -602,3 +602,6 @@ mod stop_order;
 
 #[path = "uptime_tests.rs"]
 mod uptime;
+
+#[path = "external_tests.rs"]
+mod external;
