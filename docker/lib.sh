@@ -109,7 +109,17 @@ ctrlinit_static_bin() {
     say "building a static ctrlinit (cargo build --release --target $triple, +crt-static)"
     (cd "$REPO" && RUSTFLAGS="-C target-feature=+crt-static" \
         cargo build --quiet --release --target "$triple") >&2 || return 1
-    printf '%s\n' "$REPO/target/$triple/release/ctrlinit"
+    printf '%s\n' "$(cargo_target_dir)/$triple/release/ctrlinit"
+}
+
+# Where cargo puts its output: $CARGO_TARGET_DIR when set (relative to the repository, where
+# cargo runs), else the repository's target/.
+cargo_target_dir() {
+    case ${CARGO_TARGET_DIR:-} in
+    '') printf '%s\n' "$REPO/target" ;;
+    /*) printf '%s\n' "$CARGO_TARGET_DIR" ;;
+    *) printf '%s\n' "$REPO/$CARGO_TARGET_DIR" ;;
+    esac
 }
 
 # A ctrlinit for running on this host (examples' host mode): $CTRLINIT_BIN when set, else the
@@ -127,7 +137,7 @@ ctrlinit_host_bin() {
         return 1
     fi
     (cd "$REPO" && cargo build --quiet --bin ctrlinit) >&2 || return 1
-    printf '%s\n' "$REPO/target/debug/ctrlinit"
+    printf '%s\n' "$(cargo_target_dir)/debug/ctrlinit"
 }
 
 # A static busybox: $BUSYBOX, else /bin/busybox (Debian's busybox-static installs it there).
