@@ -100,6 +100,8 @@ pub struct Metrics {
     pub orphans_reaped: u64,
     /// sd_notify datagrams from processes that belong to no program speaking it.
     pub notify_foreign: u64,
+    /// Every external dependency: name, ready, checks made, restarts it caused.
+    pub externals: Vec<(String, bool, u64, u64)>,
 }
 
 /// `/metrics` now.
@@ -128,9 +130,18 @@ pub fn metrics(core: &Core, orphans_reaped: u64, notify_foreign: u64) -> Metrics
             }),
         })
         .collect();
+    let externals = core
+        .externals()
+        .iter()
+        .map(|e| {
+            let ready = e.state == crate::supervisor::ExternalState::Ready;
+            (e.spec.name.clone(), ready, e.checks, e.restarts_caused)
+        })
+        .collect();
     Metrics {
         programs,
         orphans_reaped,
         notify_foreign,
+        externals,
     }
 }
