@@ -4,7 +4,11 @@
 //! - `GET /livez`: 200 unless a program is past its liveness threshold or the container stops;
 //! - `GET /readyz`: 200 when every program meant to be up is up;
 //! - `GET /metrics`: OpenMetrics text;
-//! - `GET /v1/status`: the JSON of `ctrlinit status --json`.
+//! - `GET /v1/status`: the JSON of `ctrlinit status --json`;
+//! - `GET /v1/peer?program=NAME`: one line for another ctrlinit's `[external.X] ctrlinit =`
+//!   check: `boot=ID program=NAME run=N state=STATE ready=BOOL`. The boot id is new at each
+//!   start of this ctrlinit, and `run` counts the program's runs, so a peer sees a restart
+//!   even when it happened between two of its checks.
 //!
 //! `HEAD` works on each. Nothing changes state. One request per connection; the request head
 //! is read with a size cap, a deadline for its first byte and one for the whole head, and the
@@ -176,12 +180,13 @@ fn parse(head: &[u8]) -> Result<(String, String), Answer> {
         ));
     }
     let path = req.path.unwrap_or("/");
-    let path = path.split('?').next().unwrap_or("/").to_string();
-    Ok((method, path))
+    Ok((method, path.to_string()))
 }
 
-async fn route(path: &str, handles: &Handles) -> Answer {
+async fn route(target: &str, handles: &Handles) -> Answer {
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
     match path {
+        "/v1/peer" => peer(query, handles).await,
         "/livez" | "/readyz" => match handles.ask(|reply| Control::Probe { reply }).await {
             Ok(p) => {
                 let (ok, why) = if path == "/livez" {
@@ -237,8 +242,59 @@ async fn route(path: &str, handles: &Handles) -> Answer {
         },
         _ => Answer::text(
             404,
-            "not found: try /livez, /readyz, /metrics or /v1/status\n".into(),
+            "not found: try /livez, /readyz, /metrics, /v1/status or /v1/peer?program=NAME\n"
+                .into(),
         ),
+    }
+}
+
+/// This ctrlinit's boot id: the kernel's random UUID, read once (the time, if unreadable).
+fn boot_id() -> &'static str {
+    static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/uuid")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| {
+                let t = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                format!("t{}", t.as_nanos())
+            })
+    })
+}
+
+/// `/v1/peer?program=NAME`: the program's run and state, with the boot id.
+async fn peer(query: &str, handles: &Handles) -> Answer {
+    let name = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("program="))
+        .unwrap_or("");
+    if !crate::config::names::valid_name(name) {
+        return Answer::text(400, "ask /v1/peer?program=NAME\n".into());
+    }
+    let asked = handles
+        .ask(|reply| Control::Status {
+            names: vec![name.to_string()],
+            reply,
+        })
+        .await;
+    match asked {
+        Ok(Ok((_, programs))) => match programs.iter().find(|p| p.name == name) {
+            Some(p) => Answer::text(
+                200,
+                format!(
+                    "boot={} program={} run={} state={} ready={}\n",
+                    boot_id(),
+                    p.name,
+                    p.run,
+                    p.state,
+                    p.ready
+                ),
+            ),
+            None => Answer::text(404, format!("no program {name}\n")),
+        },
+        Ok(Err(_)) => Answer::text(404, format!("no program {name}\n")),
+        Err(_) => Answer::text(503, "ctrlinit is exiting\n".into()),
     }
 }
 
@@ -274,7 +330,7 @@ mod tests {
     fn requests_are_read_only_and_bounded() {
         assert_eq!(
             parse(b"GET /livez?verbose HTTP/1.1\r\nHost: x\r\n\r\n").ok(),
-            Some(("GET".into(), "/livez".into()))
+            Some(("GET".into(), "/livez?verbose".into()))
         );
         assert_eq!(
             parse(b"HEAD /metrics HTTP/1.0\r\n\r\n").ok(),

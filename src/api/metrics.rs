@@ -38,8 +38,59 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
     history(&mut out, m);
     health(&mut out, m);
     supervisor(&mut out, m, own);
+    externals(&mut out, m);
     out.push_str("# EOF\n");
     out
+}
+
+/// Each external dependency (`[external.NAME]`): ready or not, checks made, restarts caused.
+fn externals(out: &mut String, m: &Metrics) {
+    if m.externals.is_empty() {
+        return;
+    }
+    family(
+        out,
+        "ctrlinit_external_ready",
+        "gauge",
+        "1 when the external dependency is ready.",
+        None,
+    );
+    for (name, ready, _, _) in &m.externals {
+        let _ = writeln!(
+            out,
+            "ctrlinit_external_ready{{external=\"{}\"}} {}",
+            esc(name),
+            u8::from(*ready)
+        );
+    }
+    family(
+        out,
+        "ctrlinit_external_checks",
+        "counter",
+        "Checks of the external dependency made.",
+        None,
+    );
+    for (name, _, checks, _) in &m.externals {
+        let _ = writeln!(
+            out,
+            "ctrlinit_external_checks_total{{external=\"{}\"}} {checks}",
+            esc(name)
+        );
+    }
+    family(
+        out,
+        "ctrlinit_external_restarts_caused",
+        "counter",
+        "Times the external went down or its peer program restarted, restarting dependents.",
+        None,
+    );
+    for (name, _, _, n) in &m.externals {
+        let _ = writeln!(
+            out,
+            "ctrlinit_external_restarts_caused_total{{external=\"{}\"}} {n}",
+            esc(name)
+        );
+    }
 }
 
 /// Where each program is now: its state (as a state set) and whether it is up.
@@ -337,6 +388,7 @@ mod tests {
                 losses: 1,
             }),
             notify_foreign: 1,
+            externals: vec![("config-api".into(), true, 7, 1)],
         };
         let own = Own {
             resident_bytes: Some(1 << 20),

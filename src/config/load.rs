@@ -8,6 +8,7 @@ use toml::de::DeTable;
 
 use super::error::{ConfigError, ConfigErrors};
 use super::exec_limits::{self, EnvFiles};
+use super::external::{LocatedExternal, check_externals, read_external};
 use super::graph::Graph;
 use super::init_table::read_init;
 use super::instances;
@@ -112,6 +113,8 @@ struct Drafts {
     /// `[init]` and where it was defined.
     init: Option<(InitSettings, String)>,
     programs: Vec<Located>,
+    /// `[external.NAME]` tables.
+    externals: Vec<LocatedExternal>,
 }
 
 /// Loads and validates the configuration, returning every problem at once.
@@ -160,7 +163,13 @@ fn load_dir_as(opts: &LoadOptions, build: bool) -> Result<Config, ConfigErrors> 
     if let Some(cmd) = &opts.main_command {
         add_main_program(cmd, init.main_stdio, &mut programs, &mut errors);
     }
-    let specs = check_programs(programs, &init, &mut errors);
+    let external_names: HashSet<String> = drafts
+        .externals
+        .iter()
+        .map(|e| e.spec.name.clone())
+        .collect();
+    let specs = check_programs(programs, &init, &external_names, &mut errors);
+    let externals = check_externals(drafts.externals, &specs, &mut errors);
     if specs.is_empty() && errors.is_empty() {
         errors.push(file_error(
             &opts.dir,
@@ -197,6 +206,7 @@ fn load_dir_as(opts: &LoadOptions, build: bool) -> Result<Config, ConfigErrors> 
     Ok(Config {
         init,
         programs,
+        externals,
         warnings,
     })
 }
@@ -288,7 +298,7 @@ fn read_file(
         }
     };
     let mut r = Reader::new(file, text, lookup, errors);
-    r.reject_unknown_keys(doc.get_ref(), "", &["init", "program"]);
+    r.reject_unknown_keys(doc.get_ref(), "", &["init", "program", "external"]);
     if let Some(v) = get(doc.get_ref(), "init") {
         let here = r.location(&v.span());
         match &drafts.init {
@@ -318,6 +328,28 @@ fn read_file(
                     line,
                 });
             }
+        }
+    }
+    read_externals(&mut r, doc.get_ref(), file, drafts);
+}
+
+/// Reads the `[external.NAME]` tables of one file into `drafts`.
+fn read_externals(r: &mut Reader<'_>, doc: &DeTable<'_>, file: &Path, drafts: &mut Drafts) {
+    let Some(v) = get(doc, "external") else {
+        return;
+    };
+    let Some(table) = r.table(v, "external") else {
+        return;
+    };
+    for (name, ev) in table.iter() {
+        let line = r.line_of(name.span().start);
+        let at = format!("{}:{line}", file.display());
+        if let Some(spec) = read_external(r, name.get_ref(), ev, at) {
+            drafts.externals.push(LocatedExternal {
+                spec,
+                file: file.to_path_buf(),
+                line,
+            });
         }
     }
 }
@@ -407,6 +439,7 @@ fn config_files(
 fn check_programs(
     programs: Vec<Located>,
     init: &InitSettings,
+    externals: &HashSet<String>,
     errors: &mut Vec<ConfigError>,
 ) -> Vec<ProgramSpec> {
     // Where each name was first defined, as messages say it ("at f:3", "as an instance of …").
@@ -465,6 +498,7 @@ fn check_programs(
     let known = Known {
         kinds: &kinds,
         groups: &groups,
+        externals,
     };
     for (Located { draft, file, .. }, keep) in programs.into_iter().zip(keep) {
         if !keep {
@@ -536,6 +570,8 @@ fn defined_twice(p: &Located, name: &str, first: &str) -> ConfigError {
 struct Known<'a> {
     kinds: &'a HashMap<String, Kind>,
     groups: &'a HashMap<String, Vec<String>>,
+    /// `[external.NAME]` names: each a node of its own, always waited for as `ready`.
+    externals: &'a HashSet<String>,
 }
 
 /// The dependencies of `spec` under `relation` (`depends_on`, or `after`: ordering only); one
@@ -567,6 +603,12 @@ fn resolve_deps(
                 .iter()
                 .filter_map(|m| Some((m.as_str(), *known.kinds.get(m)?)))
                 .collect(),
+            (None, None) if known.externals.contains(&d.name) => {
+                if let Some(external) = external_dependency(d, file, key(d), errors) {
+                    out.push(external);
+                }
+                continue;
+            }
             (None, None) => {
                 errors.push(ConfigError {
                     file: file.to_path_buf(),
@@ -637,6 +679,7 @@ fn missing_dependency_fix(dependent: &str, missing: &str, known: &Known<'_>) -> 
         .map(String::as_str)
         .filter(|n| !instance(n))
         .chain(known.groups.keys().map(String::as_str))
+        .chain(known.externals.iter().map(String::as_str))
         .filter(|n| *n != dependent)
         .collect();
     others.sort_unstable();
@@ -653,6 +696,31 @@ fn missing_dependency_fix(dependent: &str, missing: &str, known: &Known<'_>) -> 
             others.join(", ")
         ),
     }
+}
+
+/// A dependency on `[external.NAME]`: `ready` (or `started`, the same for an external); an
+/// external never completes.
+fn external_dependency(
+    d: &DependencyDraft,
+    file: &Path,
+    key: String,
+    errors: &mut Vec<ConfigError>,
+) -> Option<Dependency> {
+    if d.condition == Some(Condition::Completed) {
+        errors.push(ConfigError {
+            file: file.to_path_buf(),
+            line: Some(d.line),
+            key,
+            message: format!("`{}` is an external dependency and never completes", d.name),
+            fix: Some(r#"wait for "ready" (its check passes) instead"#.into()),
+        });
+        return None;
+    }
+    Some(Dependency {
+        name: d.name.clone(),
+        condition: Condition::Ready,
+        restart: d.restart,
+    })
 }
 
 fn check_cycles(specs: &[ProgramSpec], errors: &mut Vec<ConfigError>) {

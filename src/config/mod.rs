@@ -15,6 +15,8 @@ pub mod descriptors;
 pub mod env_file;
 mod error;
 mod exec_limits;
+mod external;
+mod external_spec;
 pub mod graph;
 mod health;
 mod identity;
@@ -37,13 +39,14 @@ pub use exec_limits::{EXEC_BUDGET, MAX_ARG_STRLEN};
 
 /// Every key each kind of table accepts, by the table's name as README.md's configuration block
 /// writes it: a test holds that block to this list, so no key goes undocumented.
-pub fn known_keys() -> [(&'static str, &'static [&'static str]); 5] {
+pub fn known_keys() -> [(&'static str, &'static [&'static str]); 6] {
     [
         ("init", init_table::INIT_KEYS),
         ("init.network", network::NETWORK_KEYS),
         ("program.api", schema::PROGRAM_KEYS),
         ("program.api.health", health::HEALTH_KEYS),
         ("program.api.log", schema::LOG_KEYS),
+        ("external.config-api", external::EXTERNAL_KEYS),
     ]
 }
 pub use identity::resolve_group;

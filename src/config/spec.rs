@@ -1,6 +1,7 @@
 //! The typed settings ctrlinit runs from: the `[init]` table and every `[program.NAME]`, as the
 //! loader leaves them (validated, interpolated, defaults settled).
 
+pub use super::external_spec::{ExternalCheck, ExternalSpec, HostPort, OnTimeout};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,6 +16,8 @@ pub struct Config {
     /// Programs sorted by name, each shared with the supervisor's core (which holds them for
     /// the life of the configuration): one copy of every spec, not two.
     pub programs: Vec<std::sync::Arc<ProgramSpec>>,
+    /// Dependencies outside the container (`[external.NAME]`), sorted by name.
+    pub externals: Vec<ExternalSpec>,
     /// Problems worth telling about that do not stop a start (printed by `check` and at start).
     pub warnings: Vec<String>,
 }

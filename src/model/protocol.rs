@@ -166,6 +166,10 @@ pub struct ProgramStatus {
     pub backoff_remaining_ms: Option<u64>,
     /// What it waits for, while waiting.
     pub waiting_for: Option<String>,
+    /// Why, while waiting: `config-api: tcp config:8082: connection refused` for an external
+    /// dependency (its last check), `db to be ready (db is starting)` for a program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_why: Option<String>,
     /// Why it is down on purpose, when it is.
     pub down_reason: Option<String>,
     /// Whether it was stopped by hand.

@@ -87,6 +87,7 @@ fn a_reload_does_not_cancel_a_restart_by_hand_under_way() {
             .iter()
             .map(|p| std::sync::Arc::new(p.spec.as_ref().clone()))
             .collect(),
+        externals: vec![],
         warnings: vec![],
     };
     sim.input(Input::Reload(Box::new(config)));

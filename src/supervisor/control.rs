@@ -414,6 +414,9 @@ fn health_problem(p: &Program, strict: bool) -> Option<String> {
                 return None;
             }
             let detail = match (&p.waiting_for, p.last_exit) {
+                (Some(_), _) if state == State::Waiting && p.waiting_why.is_some() => {
+                    format!(" (waiting for {})", p.waiting_why.as_deref().unwrap_or(""))
+                }
                 (Some(w), _) if state == State::Waiting => format!(" (for {w})"),
                 (_, Some(e)) => format!(" (last: {e})"),
                 _ => String::new(),
@@ -451,6 +454,10 @@ fn status_of(p: &Program, now: Instant) -> ProgramStatus {
             _ => None,
         },
         waiting_for: p.waiting_for.clone(),
+        waiting_why: p
+            .waiting_why
+            .clone()
+            .filter(|_| p.state() == State::Waiting),
         down_reason: match p.target {
             Target::Down(r) => Some(r.as_str().to_string()),
             Target::Up => None,

@@ -70,6 +70,7 @@ impl Sim {
         let config = Config {
             init: InitSettings::default(),
             programs: programs.into_iter().map(std::sync::Arc::new).collect(),
+            externals: vec![],
             warnings: vec![],
         };
         let now = Instant::now();
@@ -97,6 +98,7 @@ impl Sim {
         let config = Config {
             init: InitSettings::default(),
             programs: programs.into_iter().map(std::sync::Arc::new).collect(),
+            externals: vec![],
             warnings: vec![],
         };
         sim.core = Core::new(&config, sim.now);
@@ -647,3 +649,6 @@ mod stop_order;
 
 #[path = "uptime_tests.rs"]
 mod uptime;
+
+#[path = "external_tests.rs"]
+mod external;

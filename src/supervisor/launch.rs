@@ -140,6 +140,21 @@ impl Launcher {
         start(spec, argv, &[marker], streams)
     }
 
+    /// An exec check that belongs to no program's run (an external dependency's): in a process
+    /// group of its own, untracked (what it leaves in its group ends with it, at its reaping),
+    /// its output discarded.
+    pub(crate) fn untracked_check(
+        &self,
+        spec: &ProgramSpec,
+        argv: &[String],
+    ) -> Result<i32, SpawnError> {
+        let streams = Streams {
+            outputs: (Output::Null, Output::Null),
+            ..Streams::default()
+        };
+        start(spec, argv, &[], streams)
+    }
+
     /// An exec liveness check of `spec` running `argv` for run `run` of program `id` (in its
     /// tracking, as [`Launcher::check`]); its stdout and stderr go to one pipe, whose read end
     /// (non-blocking) is returned for the check's output.

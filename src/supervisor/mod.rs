@@ -9,6 +9,7 @@ pub mod checks;
 pub mod control;
 pub mod core;
 pub mod events;
+pub mod external;
 mod idle;
 mod launch;
 pub mod notices;
@@ -23,6 +24,7 @@ pub mod watch;
 mod wiring;
 
 pub use self::core::{Action, Core, Input, Level, Notice};
+pub use external::{External, ExternalState};
 pub use program::{DownReason, Phase, Program, Target};
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ fn draining_sim(drain: Duration) -> Sim {
             ..InitSettings::default()
         },
         programs: programs.into_iter().map(std::sync::Arc::new).collect(),
+        externals: vec![],
         warnings: vec![],
     };
     sim.core = super::super::core::Core::new(&config, sim.now);

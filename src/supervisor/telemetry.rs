@@ -102,6 +102,8 @@ pub struct Metrics {
     pub notify_foreign: u64,
     /// The network watch (`[init.network]`), when there is one.
     pub network: Option<NetworkMetrics>,
+    /// Every external dependency: name, ready, checks made, restarts it caused.
+    pub externals: Vec<(String, bool, u64, u64)>,
 }
 
 /// The network watch's numbers.
@@ -143,10 +145,19 @@ pub fn metrics(core: &Core, orphans_reaped: u64, notify_foreign: u64) -> Metrics
             }),
         })
         .collect();
+    let externals = core
+        .externals()
+        .iter()
+        .map(|e| {
+            let ready = e.state == crate::supervisor::ExternalState::Ready;
+            (e.spec.name.clone(), ready, e.checks, e.restarts_caused)
+        })
+        .collect();
     Metrics {
         programs,
         orphans_reaped,
         notify_foreign,
         network: None,
+        externals,
     }
 }

@@ -53,6 +53,29 @@ pub(crate) enum ProbeEvent {
         /// The process.
         pid: i32,
     },
+    /// A check of an external dependency ended.
+    External {
+        /// The external.
+        name: String,
+        /// Whether it passed.
+        passed: bool,
+        /// What it found.
+        output: String,
+        /// A peer ctrlinit's boot id and program run.
+        peer_run: Option<String>,
+    },
+    /// Time for an external's `exec` check; `done` is dropped once it ended.
+    ExternalExecDue {
+        /// The external.
+        name: String,
+        /// Dropped when the check's process was reaped (or could not start).
+        done: tokio::sync::oneshot::Sender<()>,
+    },
+    /// An external's `exec` check outlived its timeout.
+    ExternalExecOverdue {
+        /// The check's process.
+        pid: i32,
+    },
     /// An `exec` liveness check outlived its timeout.
     ExecCheckOverdue {
         /// The program.
@@ -63,6 +86,16 @@ pub(crate) enum ProbeEvent {
 }
 
 impl ProbeEvent {
+    /// Whether an external dependency's check sent it.
+    pub(crate) fn is_external(&self) -> bool {
+        matches!(
+            self,
+            ProbeEvent::External { .. }
+                | ProbeEvent::ExternalExecDue { .. }
+                | ProbeEvent::ExternalExecOverdue { .. }
+        )
+    }
+
     /// Whether a liveness check (not a readiness check) sent it.
     pub(crate) fn is_liveness(&self) -> bool {
         matches!(

@@ -2,10 +2,12 @@
 //! (`liveness` runs `[program.NAME.health]` checks; `health` turns their results into a status with
 //! thresholds, as pure code), and what both share: the in-process attempts (`in_process`: tcp,
 //! http, file freshness, heartbeat, silence), the HTTP client (`http_get`) and the events checks
-//! send to the owner loop (`events`). Checks never touch program state: each runs as its own task
+//! send to the owner loop (`events`). External dependencies' checks (`external`) use the same
+//! attempts, with names resolved. Checks never touch program state: each runs as its own task
 //! (one timer per check) and reports results as events; the owner loop decides.
 
 pub(crate) mod events;
+pub(crate) mod external;
 pub mod health;
 pub(crate) mod http_get;
 pub(crate) mod in_process;

@@ -12,6 +12,9 @@ use crate::supervisor::program::{After, Phase, Stopping};
 
 impl Core {
     pub(super) fn tick(&mut self, now: Instant, acts: &mut Vec<Action>) {
+        if self.shutdown.is_none() {
+            self.external_deadlines(now, acts);
+        }
         if self
             .shutdown
             .as_ref()

@@ -243,12 +243,37 @@ impl Core {
     /// running ones are stopped, dependents first, and come back up together once all are
     /// down (then each waits until its dependencies hold again); one in backoff just waits.
     fn propagate_restart(&mut self, i: usize, now: Instant, acts: &mut Vec<Action>) {
-        let mut living_in = Vec::new();
-        let mut frontier = vec![i];
+        let roots: Vec<usize> = self
+            .graph
+            .dependents(i)
+            .iter()
+            .copied()
+            .filter(|&d| d != i && self.graph.deps(d).iter().any(|e| e.on == i && e.restart))
+            .collect();
+        let cause = self.programs[i].name().to_string();
+        self.propagate_from(&roots, &cause, now, acts);
+    }
+
+    /// `roots` and the programs that live in them restart because of `cause` (a program's
+    /// name, or `external NAME`).
+    pub(super) fn propagate_from(
+        &mut self,
+        roots: &[usize],
+        cause: &str,
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
+        let mut living_in: Vec<usize> = Vec::new();
+        for &r in roots {
+            if !living_in.contains(&r) && self.programs[r].wants_up() {
+                living_in.push(r);
+            }
+        }
+        let mut frontier = living_in.clone();
         while let Some(k) = frontier.pop() {
             for &d in self.graph.dependents(k) {
                 let restarts = self.graph.deps(d).iter().any(|e| e.on == k && e.restart);
-                if restarts && d != i && !living_in.contains(&d) && self.programs[d].wants_up() {
+                if restarts && !living_in.contains(&d) && self.programs[d].wants_up() {
                     living_in.push(d);
                     frontier.push(d);
                 }
@@ -266,15 +291,14 @@ impl Core {
                 Phase::Backoff { .. } => {
                     p.forced_restarts += 1;
                     p.causes.dependency += 1;
-                    let why = notices::restarting_because(self.programs[i].name());
+                    let why = notices::restarting_because(cause);
                     self.set_phase(d, Phase::Waiting, now, why, acts);
                 }
                 _ => {}
             }
         }
         if !set.is_empty() {
-            self.propagated
-                .push((self.programs[i].name().to_string(), set));
+            self.propagated.push((cause.to_string(), set));
         }
     }
 

@@ -22,6 +22,7 @@
 
 mod by_hand;
 mod deadlines;
+mod externals;
 mod forking;
 mod lifecycle;
 mod liveness;
@@ -38,6 +39,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use super::checks::health::CheckResult;
+use super::external::External;
 use super::notices;
 use super::notify::message::NotifyMessage;
 use super::program::{Phase, Program, Stopping, Target};
@@ -200,6 +202,18 @@ pub enum Input {
     },
     /// Apply a new configuration: stop removed and changed programs, then switch.
     Reload(Box<Config>),
+    /// A check of an external dependency (`[external.NAME]`) ended.
+    ExternalChecked {
+        /// The external.
+        name: String,
+        /// Whether it passed.
+        passed: bool,
+        /// What it found (`connected to 10.0.0.5:8082`, `connection refused`).
+        output: String,
+        /// For a peer ctrlinit: its boot id and the program's run, so a restart between two
+        /// checks is seen.
+        peer_run: Option<String>,
+    },
 }
 
 /// Something the shell must do.
@@ -368,6 +382,8 @@ pub struct Core {
     /// stay meant to be up, are stopped dependents first, and none starts again before all
     /// are down (see `settle`).
     propagated: Vec<(String, Vec<ProgramId>)>,
+    /// Dependencies outside the container, sorted by name.
+    externals: Vec<External>,
 }
 
 impl Core {
@@ -392,6 +408,11 @@ impl Core {
             pending_reload: None,
             restart_sets: Vec::new(),
             propagated: Vec::new(),
+            externals: config
+                .externals
+                .iter()
+                .map(|e| External::new(Arc::new(e.clone()), now))
+                .collect(),
         };
         core.index_positions();
         core
@@ -470,7 +491,10 @@ impl Core {
             .as_ref()
             .filter(|s| !s.killed)
             .map(|s| s.drain_until.unwrap_or(s.deadline));
-        programs.chain(shutdown).min()
+        programs
+            .chain(shutdown)
+            .chain(self.externals_deadline())
+            .min()
     }
 
     /// Whether `pid` is a program's main process or `finish` hook (anything else reaped is an
@@ -609,6 +633,12 @@ impl Core {
             Input::Restart(ids) => self.restart_by_hand(&ids),
             Input::Signal { signal, .. } => self.signal_by_hand(i, signal, &mut acts),
             Input::Reload(config) => self.begin_reload(*config, &mut acts),
+            Input::ExternalChecked {
+                name,
+                passed,
+                output,
+                peer_run,
+            } => self.external_checked(&name, passed, output, peer_run, now, &mut acts),
         }
         self.settle(now, &mut acts);
         self.announce_waiting(&mut acts);
@@ -616,6 +646,7 @@ impl Core {
     }
 
     fn boot(&mut self, now: Instant, acts: &mut Vec<Action>) {
+        self.boot_externals(now);
         for i in 0..self.programs.len() {
             if self.programs[i].spec.autostart {
                 self.programs[i].target = Target::Up;

@@ -127,6 +127,7 @@ impl Core {
         self.index_positions();
         self.graph = Graph::new(&config.programs);
         self.init = config.init.clone();
+        self.reload_externals(&config.externals, now);
         // Restarts by hand under way survive the switch, without the programs that left.
         let positions = &self.positions;
         for set in &mut self.restart_sets {

@@ -187,6 +187,9 @@ impl Core {
     /// The first dependency of program `i` that does not hold, or the first program it is
     /// ordered after that is still coming up: its name and a description.
     fn unmet_dependency(&self, i: usize) -> Option<(String, String)> {
+        if let Some(unmet) = self.unmet_external(i) {
+            return Some(unmet);
+        }
         self.unmet_requirement(i).or_else(|| {
             let &t = self
                 .graph

@@ -8,6 +8,7 @@
 
 mod adoption;
 mod exit;
+mod externals;
 mod network;
 mod reaping;
 mod requests;
@@ -98,6 +99,10 @@ pub struct Runner {
     notify: Option<NotifyIntake>,
     /// The network watch (`[init.network]`), when configured and opened.
     network: Option<crate::supervisor::watch::links::Links>,
+    /// External dependencies' check tasks.
+    external_checks: super::checks::external::ExternalChecks,
+    /// Their `exec` checks in flight, by pid.
+    external_execs: std::collections::HashMap<i32, ExternalExec>,
     /// ctrlinit's own supervisor, when it was given `NOTIFY_SOCKET`.
     upward: Option<Upward>,
     exit: Option<(i32, Instant)>,
@@ -171,6 +176,8 @@ impl Runner {
             probe_events,
             notify: None,
             network: None,
+            external_checks: Default::default(),
+            external_execs: std::collections::HashMap::new(),
             upward: Upward::from_env(),
             exit: None,
             reaped: Vec::new(),
@@ -201,6 +208,7 @@ impl Runner {
         self.open_notify_socket();
         self.open_network_watch();
         self.feed(Input::Boot);
+        self.start_external_checks();
         loop {
             if let Some((code, deadline)) = self.exit {
                 return self.finish(&mut signals, code, deadline).await;
@@ -229,7 +237,10 @@ impl Runner {
                 },
                 Some(event) = self.probe_events.recv() => {
                     let (liveness, seq) = (event.is_liveness(), self.seq);
-                    let input = if let ProbeEvent::AdoptedExited { id, pid } = event {
+                    let input = if event.is_external() {
+                        self.on_external_event(event);
+                        None
+                    } else if let ProbeEvent::AdoptedExited { id, pid } = event {
                         // Its zombie may be ctrlinit's after all (reparented since): reap first.
                         self.reap();
                         self.adopted.exited(id, pid, &self.core)
@@ -429,6 +440,7 @@ impl Runner {
                     self.config = Arc::clone(&config);
                     let _ = self.opts.logs.send(LogCommand::Configure(config));
                     self.open_notify_socket();
+                    self.start_external_checks();
                 }
             }
             Action::Notice(n) => {
@@ -461,6 +473,15 @@ impl Runner {
 struct Processes {
     pids: Option<Vec<i32>>,
     usage: Option<crate::sys::cgroup2::Usage>,
+}
+
+/// An external's `exec` check in flight.
+struct ExternalExec {
+    name: String,
+    started: Instant,
+    deadline: tokio::task::JoinHandle<()>,
+    timed_out: bool,
+    _done: oneshot::Sender<()>,
 }
 
 /// A stray being watched (see `strays`).

@@ -12,6 +12,11 @@ impl Runner {
         self.tracking.new_turn();
         let mut orphans = 0u64;
         for &(pid, exit) in &reaped {
+            if self.external_exec_reaped(pid, exit) {
+                // An external's exec check leads a process group of its own, as every check.
+                end_leftovers(pid);
+                continue;
+            }
             // A check or a hook leads a process group of its own: what it left running there
             // (`sleep 1000 &`) ends with it, as a run's leftovers end with the run.
             if self.probes.owns(pid) || self.health.owns(pid) || self.core.is_hook(pid) {

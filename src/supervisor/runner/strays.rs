@@ -46,7 +46,11 @@ impl Runner {
     /// Whether `pid` is a program's (its main process, a hook, a check, or a process of a live
     /// run by its cgroup or marker).
     fn belongs_somewhere(&self, pid: i32) -> bool {
-        if self.core.owns_pid(pid) || self.probes.owns(pid) || self.health.owns(pid) {
+        if self.core.owns_pid(pid)
+            || self.probes.owns(pid)
+            || self.health.owns(pid)
+            || self.external_execs.contains_key(&pid)
+        {
             return true;
         }
         let live_run = |id, run| {

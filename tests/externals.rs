@@ -1,0 +1,297 @@
+//! External dependencies (`[external.NAME]`) against the real binary as PID 1: a program waits
+//! for another container's port (a real TCP listener in the test) with the last reason said,
+//! starts when it answers, and restarts (without spending its budget) when it goes down and
+//! comes back; a dependent without `restart` keeps running. A second ctrlinit as a peer: a
+//! restart of its program restarts the local dependent. Bad input: no check kind, two kinds,
+//! a name clash or a misspelt name (config errors with file:line), a peer that answers garbage
+//! or never closes, a name that does not resolve, a check that hangs: a waiting dependent with
+//! the reason, never a hung PID 1. `start_timeout` with `on_timeout = "exit"` ends the
+//! container with `[init] exit_code`.
+
+mod common;
+
+use std::net::TcpListener;
+
+use common::*;
+
+/// `name`'s `status --json` entry.
+fn program_json(init: &Init, name: &str) -> serde_json::Value {
+    wait_until(&format!("{name} in status --json"), DEADLINE, || {
+        let (_, out) = init.ctl(&["status", "--json"]);
+        let list: serde_json::Value = serde_json::from_str(&out).ok()?;
+        list.as_array()?.iter().find(|p| p["name"] == name).cloned()
+    })
+}
+
+#[test]
+fn dependents_wait_for_an_external_port_and_restart_when_it_goes_down_and_comes_back() {
+    let port = free_port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[external.db]
+tcp = "localhost:{port}"
+interval = "100ms"
+timeout = "1s"
+failures = 2
+
+[program.app]
+command = ["/bin/sh", "-c", "echo app up; exec sleep 1000"]
+depends_on = {{ db = {{ condition = "ready", restart = true }} }}
+max_restarts = 0
+
+[program.other]
+command = ["/bin/sleep", "1000"]
+depends_on = ["db"]
+"#
+            ),
+        )
+        .start();
+    // The last reason, as `status` shows it.
+    let want = format!("db: tcp localhost:{port}: ");
+    let why = wait_until("app waits with the check's reason", DEADLINE, || {
+        let p = program_json(&init, "app");
+        let why = p["waiting_why"].as_str()?.to_string();
+        (p["state"] == "waiting" && why.contains(&want)).then_some(why)
+    });
+    assert!(why.contains("refused"), "{why}");
+
+    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    init.wait_for_line("external db: waiting -> ready");
+    init.wait_states(&["app=running", "other=running"]);
+    let other_run = program_json(&init, "other")["run"].as_u64().unwrap();
+
+    drop(listener);
+    init.wait_for_line("external db: ready -> down after 2 failed check(s)");
+    init.wait_for_line("app: running -> stopping: restarting because external db ended");
+    init.wait_states(&["app=waiting"]);
+    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    init.wait_for_nth_line("external db: down -> ready", 1, DEADLINE);
+    init.wait_for_nth_line("| app up", 2, DEADLINE);
+    init.wait_states(&["app=running"]);
+    let app = program_json(&init, "app");
+    // max_restarts = 0: a restart that spent the budget would have exhausted it.
+    assert_eq!(app["run"], 2);
+    assert_eq!(app["restarts_in_window"], 0);
+    assert_eq!(
+        program_json(&init, "other")["run"],
+        other_run,
+        "other kept running"
+    );
+    drop(listener);
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn a_peer_ctrlinits_program_restart_restarts_the_local_dependent() {
+    let probe = free_port();
+    let peer = init()
+        .file(
+            "peer.toml",
+            &format!(
+                r#"
+[init]
+http = "127.0.0.1:{probe}"
+
+[program.api]
+command = ["/bin/sleep", "1000"]
+"#
+            ),
+        )
+        .start();
+    peer.wait_states(&["api=running"]);
+    let mut local = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[external.config-api]
+ctrlinit = "http://127.0.0.1:{probe}"
+program = "api"
+interval = "200ms"
+
+[program.control]
+command = ["/bin/sh", "-c", "echo control up; exec sleep 1000"]
+depends_on = {{ config-api = {{ condition = "ready", restart = true }} }}
+"#
+            ),
+        )
+        .start();
+    local.wait_for_line("external config-api: waiting -> ready: ctrlinit 127.0.0.1");
+    local.wait_states(&["control=running"]);
+    // A restart by hand on the peer: the local check sees a new run, whatever its timing.
+    let (code, out) = peer.ctl(&["restart", "api"]);
+    assert_eq!(code, 0, "{out}");
+    local.wait_for_line("external config-api: the peer's program is on a new run");
+    local.wait_for_nth_line("| control up", 2, DEADLINE);
+    local.wait_states(&["control=running"]);
+    assert_eq!(program_json(&local, "control")["run"], 2);
+    local.signal("TERM");
+    assert_eq!(local.wait_exit(DEADLINE), 0);
+}
+
+/// A server that answers each connection with `answer` and then holds it open (`hold`) or
+/// closes it.
+fn bad_server(answer: &'static [u8], hold: bool) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            use std::io::Write;
+            let mut s = stream;
+            let _ = s.write_all(answer);
+            if hold {
+                held.push(s);
+            }
+        }
+    });
+    port
+}
+
+#[test]
+fn bad_peers_unresolvable_names_and_hung_checks_leave_dependents_waiting_with_the_reason() {
+    let garbage = bad_server(b"SSH-2.0-OpenSSH\r\n", false);
+    let never_closes = bad_server(b"HTTP/1.1 200 OK\r\n\r\nboot=x", true);
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[external.garbage]
+ctrlinit = "http://127.0.0.1:{garbage}"
+program = "api"
+interval = "100ms"
+
+[external.slow]
+ctrlinit = "http://127.0.0.1:{never_closes}"
+program = "api"
+interval = "100ms"
+timeout = "300ms"
+
+[external.nowhere]
+tcp = "no-such-host.invalid:80"
+interval = "100ms"
+
+[external.hangs]
+exec = ["/bin/sleep", "1000"]
+interval = "100ms"
+timeout = "300ms"
+
+[program.a]
+command = ["/bin/sleep", "1000"]
+depends_on = ["garbage"]
+
+[program.b]
+command = ["/bin/sleep", "1000"]
+depends_on = ["slow"]
+
+[program.c]
+command = ["/bin/sleep", "1000"]
+depends_on = ["nowhere"]
+
+[program.d]
+command = ["/bin/sleep", "1000"]
+depends_on = ["hangs"]
+
+[program.free]
+command = ["/bin/sleep", "1000"]
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["free=running"]);
+    let reason = |name: &str, want: &str| {
+        wait_until(&format!("{name} waits: {want}"), DEADLINE, || {
+            let why = program_json(&init, name)["waiting_why"].to_string();
+            why.contains(want).then_some(why)
+        })
+    };
+    reason("a", "not a ctrlinit peer's answer");
+    reason("b", "timed out after");
+    reason("c", "cannot resolve no-such-host.invalid");
+    reason("d", "timed out; killed");
+    // PID 1 still answers and stops cleanly.
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn an_external_not_ready_within_start_timeout_ends_the_container_with_exit_code() {
+    let port = free_port();
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[external.db]
+tcp = "127.0.0.1:{port}"
+interval = "100ms"
+start_timeout = "500ms"
+on_timeout = "exit"
+
+[program.app]
+command = ["/bin/sleep", "1000"]
+depends_on = ["db"]
+
+[program.free]
+command = ["/bin/sleep", "1000"]
+"#
+            ),
+        )
+        .start();
+    init.wait_for_line("external db was not ready within start_timeout 500ms");
+    assert_eq!(init.wait_exit(DEADLINE), 75);
+}
+
+#[test]
+fn check_reports_bad_externals_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.toml"),
+        r#"[external.none]
+interval = "1s"
+
+[external.two]
+tcp = "config:8082"
+http = "http://config:8082/"
+
+[external.app]
+tcp = "config:8082"
+
+[external.config-api]
+tcp = "config:8082"
+
+[program.app]
+command = ["/bin/true"]
+
+[program.web]
+command = ["/bin/true"]
+depends_on = ["config-apj"]
+"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(bin())
+        .args(["check", "--config-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    for want in [
+        "a.toml:1",
+        "exactly one check kind, found none",
+        "a.toml:4",
+        "found tcp and http",
+        "a.toml:8",
+        "`app` is both an external and a program",
+        "a.toml:19",
+        "did you mean `config-api`?",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+}
