@@ -1,0 +1,152 @@
+//! The sd_notify socket and forking daemons' pid files against a local user (issue 21): a user
+//! inside the container's namespaces, `nobody` (uid 65534), who can write the notify socket and
+//! run a daemon of its own. Descriptors it attaches are all closed; a flood from the bottom of a
+//! deep process tree does not stall the owner loop; a pid file cannot name another program's
+//! process or a root-only file.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+
+use common::*;
+
+/// A program speaking sd_notify (so the socket is bound) that says it is ready.
+const SPEAKER: &str = r#"
+[program.speaker]
+command = ["/bin/sh", "-c", "/usr/bin/python3 -c 'import os,socket; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\"READY=1\", os.environ[\"NOTIFY_SOCKET\"])'; exec sleep 1000"]
+ready = { notify = "systemd" }
+"#;
+
+/// A program that fails at once, again and again (its restarts count the loop's turns).
+const FLAPPER: &str = r#"
+[program.flapper]
+command = ["/bin/sh", "-c", "exit 3"]
+restart = "always"
+backoff = { initial = "50ms", max = "50ms" }
+max_restarts = 999999
+restart_window = "1s"
+"#;
+
+/// Lets every user reach the test directory (the notify socket in it is writable by all).
+fn open_to_all(init: &Init) {
+    std::fs::set_permissions(init.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A python3 script run as `nobody`, with arguments.
+fn python_as_nobody(script: &str, args: &[&str]) -> std::process::Child {
+    Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            script,
+        ])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+/// Descriptors open in process `pid`.
+fn open_fds(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+/// Sends `rounds` datagrams to the notify socket, each carrying 17 to 253 descriptors (one more
+/// each time, around again), as the script's user; prints `sent N` at the end.
+const FD_SENDER: &str = r#"
+import os, socket, sys, time, errno
+path, rounds = sys.argv[1], int(sys.argv[2])
+r, w = os.pipe()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.connect(path)
+sent = 0
+for i in range(rounds):
+    n = 17 + i % (253 - 17 + 1)
+    while True:
+        try:
+            socket.send_fds(s, [b"STATUS=hello"], [r] * n)
+            break
+        except OSError as e:
+            # Too many descriptors in flight for this user: ctrlinit has not read them yet.
+            if e.errno in (errno.ETOOMANYREFS, errno.EAGAIN, errno.ENOBUFS):
+                time.sleep(0.001)
+                continue
+            raise
+    sent += 1
+print("sent", sent, flush=True)
+"#;
+
+#[test]
+fn descriptors_sent_to_the_notify_socket_never_stay_open_in_pid1() {
+    let init = init()
+        .file("a.toml", &format!("{SPEAKER}{FLAPPER}"))
+        .start();
+    open_to_all(&init);
+    init.wait_for_line("speaker: starting -> running");
+    init.wait_for_line("flapper: ");
+    let before = open_fds(init.pid);
+    let notify = init.dir().join("ctrlinit-notify.sock");
+    let mut sender = python_as_nobody(FD_SENDER, &[notify.to_str().unwrap(), "600"]);
+    let mut out = String::new();
+    std::io::Read::read_to_string(sender.stdout.as_mut().unwrap(), &mut out).unwrap();
+    assert!(sender.wait().unwrap().success(), "{out}");
+    assert_eq!(out.trim(), "sent 600");
+    // Each datagram is read and dropped; once the last one has been read the count is back.
+    wait_until(
+        "ctrlinit's descriptors back to what they were",
+        DEADLINE,
+        || (open_fds(init.pid) <= before + 4).then_some(()),
+    );
+    // And it still answers and restarts programs.
+    let (code, text) = init.ctl(&["status"]);
+    assert_eq!(code, 0, "{text}");
+    let restarts = init.program_json("flapper")["restarts"].as_u64().unwrap();
+    wait_until("the flapper to restart again", DEADLINE, || {
+        (init.program_json("flapper")["restarts"].as_u64().unwrap() > restarts).then_some(())
+    });
+    assert!(!init.output().contains("EMFILE"), "{}", init.output());
+}
+
+/// Connects to the control socket and sends a request with 253 descriptors attached, `rounds`
+/// times, then one plain request; prints its answer's first bytes.
+const CONTROL_FD_SENDER: &str = r#"
+import os, socket, sys
+path, rounds = sys.argv[1], int(sys.argv[2])
+r, w = os.pipe()
+for i in range(rounds):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    socket.send_fds(s, [b'{"v":1,"cmd":"status"}\n'], [r] * 253)
+    s.recv(65536)
+    s.close()
+print("done", flush=True)
+"#;
+
+#[test]
+fn descriptors_sent_to_the_control_socket_never_stay_open_in_pid1() {
+    let init = init().file("a.toml", SPEAKER).start();
+    init.wait_for_line("speaker: starting -> running");
+    let before = open_fds(init.pid);
+    let ran = run_with_deadline(
+        {
+            let mut c = Command::new("/usr/bin/python3");
+            c.args(["-c", CONTROL_FD_SENDER, init.socket.to_str().unwrap(), "50"]);
+            c
+        },
+        DEADLINE,
+    );
+    assert_eq!(ran.stdout.trim(), "done", "{}", ran.all());
+    wait_until(
+        "ctrlinit's descriptors back to what they were",
+        DEADLINE,
+        || (open_fds(init.pid) <= before + 4).then_some(()),
+    );
+}
