@@ -150,3 +150,39 @@ fn descriptors_sent_to_the_control_socket_never_stay_open_in_pid1() {
         || (open_fds(init.pid) <= before + 4).then_some(()),
     );
 }
+
+#[test]
+fn a_pid_file_planted_as_a_link_is_never_followed() {
+    let builder = init();
+    let dir = builder.dir();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A root-only file holding a number, and a directory the daemon's user owns.
+    let secret = dir.join("secret");
+    std::fs::write(&secret, "31337\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let run = dir.join("run");
+    std::fs::create_dir(&run).unwrap();
+    nix::unistd::chown(&run, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    let conf = format!(
+        r#"
+[program.planted]
+type = "forking"
+user = "nobody"
+command = ["/bin/sh", "-c", "ln -s {secret} {run}/p.pid; exit 0"]
+pidfile = "{run}/p.pid"
+ready_timeout = "5s"
+max_restarts = 0
+on_exhausted = "stop"
+"#,
+        secret = secret.display(),
+        run = run.display()
+    );
+    let init = builder.file("a.toml", &conf).start();
+    // Root writes its file after the link was planted (as a root program updates its own), so
+    // the link's target is newer than the run.
+    init.wait_for_line("reading the daemon's pid from");
+    std::fs::write(&secret, "31337\n").unwrap();
+    init.wait_for_line("is refused: it is a symbolic link, which ctrlinit does not follow");
+    init.wait_states(&["planted=stopped"]);
+    assert!(!init.output().contains("31337"), "{}", init.output());
+}
