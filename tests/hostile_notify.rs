@@ -186,3 +186,90 @@ on_exhausted = "stop"
     init.wait_states(&["planted=stopped"]);
     assert!(!init.output().contains("31337"), "{}", init.output());
 }
+
+/// Makes the next pid allocated in `init`'s namespace `next` (root, through `ns_last_pid`).
+fn next_pid_in(init: &Init, next: i32) {
+    let ran = run_with_deadline(
+        {
+            let mut c = Command::new("nsenter");
+            c.args([
+                "-t",
+                &init.pid.to_string(),
+                "-p",
+                "-m",
+                "--",
+                "/bin/sh",
+                "-c",
+            ]);
+            c.arg(format!("echo {} > /proc/sys/kernel/ns_last_pid", next - 1));
+            c
+        },
+        DEADLINE,
+    );
+    assert_eq!(ran.code, 0, "{}", ran.all());
+}
+
+#[test]
+fn a_pid_file_naming_another_programs_run_is_refused_and_the_stop_keeps_its_budget() {
+    // The attack of issue 21: a `nobody` daemon leaves its launcher's group, the launcher exits,
+    // a root program's new run gets the launcher's old number (and leads a group of it), and
+    // the daemon writes that number into its pid file.
+    let builder = init();
+    let dir = builder.dir();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = dir.join("run");
+    std::fs::create_dir(&run).unwrap();
+    nix::unistd::chown(&run, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    nix::unistd::mkfifo(
+        &run.join("go"),
+        nix::sys::stat::Mode::from_bits_truncate(0o666),
+    )
+    .unwrap();
+    let conf = format!(
+        r#"
+[init]
+stop_timeout = "4s"
+
+[program.victim]
+command = ["/bin/sleep", "1000"]
+
+[program.attacker]
+type = "forking"
+user = "nobody"
+command = ["/bin/sh", "-c", "setsid sh -c 'read v < {run}/go; echo $$v > {run}/a.pid; exec sleep 1000' & echo $$$$ > {run}/launcher; exit 0"]
+pidfile = "{run}/a.pid"
+ready_timeout = "60s"
+"#,
+        run = run.display()
+    );
+    let mut init = builder.file("a.toml", &conf).start();
+    init.wait_for_line("attacker: launcher pid");
+    let launcher: i32 = wait_for_file(&run.join("launcher")).trim().parse().unwrap();
+    // Until the victim's new run has the launcher's number.
+    let mut tries = 0;
+    while init.pid_of("victim") != Some(launcher as i64) {
+        tries += 1;
+        assert!(tries < 40, "the victim never got pid {launcher}");
+        next_pid_in(&init, launcher);
+        let (code, out) = init.ctl(&["restart", "victim"]);
+        assert_eq!(code, 0, "{out}");
+    }
+    let victim_host = host_pid(&init, launcher).unwrap();
+    std::fs::write(run.join("go"), format!("{launcher}\n")).unwrap();
+    init.wait_for_line(&format!(
+        "names pid {launcher} (sleep), a process of program victim, not of this run: refused"
+    ));
+    assert_eq!(init.count_lines("adopted daemon"), 0, "{}", init.output());
+    // The victim was not touched, and is still the victim's.
+    assert!(alive(victim_host) && proc_state(victim_host) != Some('Z'));
+    assert_eq!(init.pid_of("victim"), Some(launcher as i64));
+    // The container stops within its budget (4 s, and SIGKILL's grace).
+    let began = std::time::Instant::now();
+    init.signal("TERM");
+    init.wait_exit(DEADLINE);
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(12),
+        "{}",
+        init.output()
+    );
+}

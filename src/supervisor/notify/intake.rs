@@ -130,5 +130,12 @@ fn verified_main(core: &Core, id: ProgramId, main: i32) -> Option<i32> {
     if !procs::in_tree_of(main, current, pgid) {
         return None;
     }
-    procs::stat(main).map(|s| s.pgrp)
+    let pgrp = procs::stat(main)?.pgrp;
+    // Never another program's main process or a process of its run's group (a session number
+    // can outlive its leader and be reused by another run).
+    let theirs = core
+        .programs()
+        .iter()
+        .any(|q| q.id != id && (q.phase.pid() == Some(main) || q.phase.pgid() == Some(pgrp)));
+    (!theirs).then_some(pgrp)
 }

@@ -354,7 +354,13 @@ impl Runner {
                 cont,
                 run_of,
             } => {
-                if cont {
+                if self.group_of_another(pgid, run_of) {
+                    // A run's group number outlived its leader and now names another program's
+                    // run (pids are reused): that run is not this one's to signal.
+                    warn!(
+                        "not sending {signal} to process group {pgid}: it is another program's run now"
+                    );
+                } else if cont {
                     signal_group(pgid, signal);
                 } else {
                     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pgid), signal);
@@ -404,6 +410,18 @@ impl Runner {
                 self.announce(n);
             }
         }
+    }
+
+    /// Whether process group `pgid`, signalled for program `run_of`'s run, is led by another
+    /// program's current run.
+    fn group_of_another(&self, pgid: i32, run_of: Option<ProgramId>) -> bool {
+        let Some(id) = run_of else {
+            return false;
+        };
+        self.core
+            .programs()
+            .iter()
+            .any(|q| q.id != id && q.phase.pgid() == Some(pgid))
     }
 
     /// Sends a notice to `events` subscribers (routine debug detail stays in the log).
