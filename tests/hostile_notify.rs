@@ -273,3 +273,105 @@ ready_timeout = "60s"
         init.output()
     );
 }
+
+#[test]
+fn an_sd_notify_flood_from_a_deep_tree_does_not_stall_the_loop() {
+    let speakers: String = (0..20)
+        .map(|i| SPEAKER.replace("[program.speaker]", &format!("[program.speaker{i}]")))
+        .collect();
+    let init = init()
+        .file("a.toml", &format!("{speakers}{FLAPPER}"))
+        .start();
+    open_to_all(&init);
+    for i in 0..20 {
+        init.wait_for_line(&format!("speaker{i}: starting -> running"));
+    }
+    std::fs::write(init.dir().join("flood.py"), FLOODER).unwrap();
+    let script = format!("{}/chain.sh", init.dir().display());
+    std::fs::write(
+        &script,
+        nested_chain(
+            60,
+            &format!(
+                "exec /usr/bin/python3 {}/flood.py {}/ctrlinit-notify.sock 8",
+                init.dir().display(),
+                init.dir().display()
+            ),
+        ),
+    )
+    .unwrap();
+    let mut flood = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/bin/sh",
+            &script,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut out = flood.stdout.take().unwrap();
+    let mut first = [0u8; 9];
+    std::io::Read::read_exact(&mut out, &mut first).unwrap();
+    assert_eq!(&first, b"flooding\n");
+    let restarts = init.program_json("flapper")["restarts"].as_u64().unwrap();
+    // During the flood: every status answers, and the flapper keeps restarting.
+    let reader = std::thread::spawn(move || {
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+        rest
+    });
+    let (mut slowest, mut samples) = (std::time::Duration::ZERO, 0);
+    while !reader.is_finished() {
+        let began = std::time::Instant::now();
+        let (code, text) = init.ctl(&["status"]);
+        assert!(code != 4 && text.contains("speaker4"), "{code}: {text}");
+        slowest = slowest.max(began.elapsed());
+        samples += 1;
+    }
+    let during = init.program_json("flapper")["restarts"].as_u64().unwrap() - restarts;
+    let rest = reader.join().unwrap();
+    eprintln!("flood: {samples} status answers, slowest {slowest:?}, {during} restarts; {rest}");
+    assert!(flood.wait().unwrap().success(), "{rest}");
+    assert!(samples >= 3, "{samples} status answers in the flood's 8 s");
+    assert!(
+        slowest < std::time::Duration::from_secs(2),
+        "status took {slowest:?}"
+    );
+    assert!(
+        during >= 5,
+        "the flapper restarted {during} times during the flood"
+    );
+    init.wait_for_line("notify socket: uid 65534 sends more than 200 datagrams a second");
+}
+
+/// A shell script that runs `last` at the bottom of a chain of `depth` shells, each waiting for
+/// the next (none is replaced by its child).
+fn nested_chain(depth: usize, last: &str) -> String {
+    let mut s = String::from("#!/bin/sh\n");
+    s.push_str("d=${1:-0}\n");
+    s.push_str(&format!(
+        "if [ \"$d\" -lt {depth} ]; then /bin/sh \"$0\" $((d+1)); exit $?; fi\n{last}\n"
+    ));
+    s
+}
+
+/// Sends `STATUS=flood` as fast as the socket takes it for a number of seconds.
+const FLOODER: &str = r#"
+import socket, sys, time
+path, secs = sys.argv[1], float(sys.argv[2])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.setblocking(False)
+print("flooding", flush=True)
+end, sent = time.time() + secs, 0
+while time.time() < end:
+    try:
+        s.sendto(b"STATUS=flood", path)
+        sent += 1
+    except (BlockingIOError, OSError):
+        pass
+print("sent", sent, flush=True)
+"#;

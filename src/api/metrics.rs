@@ -162,6 +162,18 @@ fn supervisor(out: &mut String, m: &Metrics, own: &Own) {
         "ctrlinit_notify_foreign_messages_total {}",
         m.notify_foreign
     );
+    family(
+        out,
+        "ctrlinit_notify_rate_limited_messages",
+        "counter",
+        "sd_notify messages dropped unread because their sender's user sent more than 200 a second.",
+        None,
+    );
+    let _ = writeln!(
+        out,
+        "ctrlinit_notify_rate_limited_messages_total {}",
+        m.notify_rate_limited
+    );
     if let Some(b) = own.resident_bytes {
         family(
             out,
@@ -296,6 +308,7 @@ mod tests {
             }],
             orphans_reaped: 5,
             notify_foreign: 1,
+            notify_rate_limited: 2,
         };
         let own = Own {
             resident_bytes: Some(1 << 20),

@@ -100,6 +100,8 @@ pub struct Metrics {
     pub orphans_reaped: u64,
     /// sd_notify datagrams from processes that belong to no program speaking it.
     pub notify_foreign: u64,
+    /// sd_notify datagrams dropped because their sender's user sent over its rate.
+    pub notify_rate_limited: u64,
 }
 
 /// `/metrics` now.
@@ -132,5 +134,6 @@ pub fn metrics(core: &Core, orphans_reaped: u64, notify_foreign: u64) -> Metrics
         programs,
         orphans_reaped,
         notify_foreign,
+        notify_rate_limited: 0,
     }
 }

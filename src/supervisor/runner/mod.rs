@@ -236,9 +236,11 @@ impl Runner {
                 // A due deadline (a backoff ending, a SIGKILL escalation) goes before requests:
                 // a storm of clients keeps the request channel busy and must not starve it.
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
-                () = notify_ready(&self.notify) => self.on_notify(),
                 Some(done) = self.reloads.recv() => self.reload_read(done),
                 Some(request) = self.control.recv() => self.on_control(request),
+                // After requests: the socket is anyone's, and a flood must not hold them up
+                // (each turn reads it for a bounded time; see `notify::intake`).
+                () = notify_ready(&self.notify) => self.on_notify(),
                 _ = sleep_until(stray_at), if stray_at.is_some() => {
                     routine = !self.on_stray_timer();
                 }

@@ -71,7 +71,9 @@ impl Runner {
             }
             Control::Metrics { reply } => {
                 let foreign = self.notify.as_ref().map_or(0, |n| n.foreign);
-                let _ = reply.send(telemetry::metrics(&self.core, self.orphans_reaped, foreign));
+                let mut m = telemetry::metrics(&self.core, self.orphans_reaped, foreign);
+                m.notify_rate_limited = self.notify.as_ref().map_or(0, |n| n.rate_limited);
+                let _ = reply.send(m);
             }
         }
     }
