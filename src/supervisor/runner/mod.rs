@@ -355,31 +355,7 @@ impl Runner {
                 signal,
                 cont,
                 run_of,
-            } => {
-                if self.group_of_another(pgid, run_of) {
-                    // A run's group number outlived its leader and now names another program's
-                    // run (pids are reused): that run is not this one's to signal.
-                    warn!(
-                        "not sending {signal} to process group {pgid}: it is another program's run now"
-                    );
-                } else if cont {
-                    signal_group(pgid, signal);
-                } else {
-                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pgid), signal);
-                }
-                // And the run's processes that left its group.
-                if let Some(r) = run_of
-                    .and_then(|id| self.core.program(id))
-                    .and_then(tracking::run_of)
-                {
-                    self.tracking.signal_escaped(
-                        r,
-                        &|pid| self.core.owns_pid(pid),
-                        signal as i32,
-                        cont,
-                    );
-                }
-            }
+            } => self.signal(pgid, signal, cont, run_of),
             Action::RunFinish { id, exit } => queue.push_back(self.spawn_finish(id, exit)),
             Action::RunPreStop { id, main } => queue.push_back(self.spawn_pre_stop(id, main)),
             Action::Crashed {
@@ -411,6 +387,28 @@ impl Runner {
                 log_notice(&n);
                 self.announce(n);
             }
+        }
+    }
+
+    /// Sends `signal` to process group `pgid` (then SIGCONT when `cont`) and to the processes
+    /// of program `run_of`'s run that left it.
+    fn signal(&self, pgid: i32, signal: Signal, cont: bool, run_of: Option<ProgramId>) {
+        if self.group_of_another(pgid, run_of) {
+            // A run's group number outlived its leader and now names another program's
+            // run (pids are reused): that run is not this one's to signal.
+            warn!("not sending {signal} to process group {pgid}: it is another program's run now");
+        } else if cont {
+            signal_group(pgid, signal);
+        } else {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pgid), signal);
+        }
+        // And the run's processes that left its group.
+        if let Some(r) = run_of
+            .and_then(|id| self.core.program(id))
+            .and_then(tracking::run_of)
+        {
+            self.tracking
+                .signal_escaped(r, &|pid| self.core.owns_pid(pid), signal as i32, cont);
         }
     }
 
