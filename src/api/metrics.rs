@@ -214,6 +214,18 @@ fn supervisor(out: &mut String, m: &Metrics, own: &Own) {
         m.notify_foreign
     );
     network(out, m);
+    family(
+        out,
+        "ctrlinit_notify_rate_limited_messages",
+        "counter",
+        "sd_notify messages dropped unread because their sender's user sent more than 200 a second.",
+        None,
+    );
+    let _ = writeln!(
+        out,
+        "ctrlinit_notify_rate_limited_messages_total {}",
+        m.notify_rate_limited
+    );
     if let Some(b) = own.resident_bytes {
         family(
             out,
@@ -389,6 +401,7 @@ mod tests {
             }),
             notify_foreign: 1,
             externals: vec![("config-api".into(), true, 7, 1)],
+            notify_rate_limited: 2,
         };
         let own = Own {
             resident_bytes: Some(1 << 20),

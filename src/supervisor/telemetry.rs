@@ -100,6 +100,8 @@ pub struct Metrics {
     pub orphans_reaped: u64,
     /// sd_notify datagrams from processes that belong to no program speaking it.
     pub notify_foreign: u64,
+    /// sd_notify datagrams dropped because their sender's user sent over its rate.
+    pub notify_rate_limited: u64,
     /// The network watch (`[init.network]`), when there is one.
     pub network: Option<NetworkMetrics>,
     /// Every external dependency: name, ready, checks made, restarts it caused.
@@ -159,5 +161,6 @@ pub fn metrics(core: &Core, orphans_reaped: u64, notify_foreign: u64) -> Metrics
         notify_foreign,
         network: None,
         externals,
+        notify_rate_limited: 0,
     }
 }

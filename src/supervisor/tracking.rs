@@ -282,6 +282,11 @@ impl Tracking {
         self.owner(pid) == Some((r.id, r.run))
     }
 
+    /// Whether program `name` has a cgroup of its own (then membership is decided by it alone).
+    pub(crate) fn has_group(&self, name: &str) -> bool {
+        self.groups.contains_key(name)
+    }
+
     /// What a program's group has used (cgroup mode).
     pub(crate) fn usage(&self, name: &str) -> Option<Usage> {
         self.groups.get(name).map(|g| Cgroups::usage(g.dir()))

@@ -89,6 +89,47 @@ pub fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     Ok(out)
 }
 
+/// Reads `path` whole for ctrlinit to act on as root when a less trusted user can write where it
+/// is (a forking daemon's pid file): never through a symbolic link (`O_NOFOLLOW`: a link the
+/// daemon's user planted would have root read a file of its choosing), a regular file only, of at
+/// most `cap` bytes, and owned by root or by one of `owners`. Each refusal says why.
+pub fn read_trusted_regular(path: &Path, cap: u64, owners: &[u32]) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                std::io::Error::other("it is a symbolic link, which ctrlinit does not follow")
+            } else {
+                e
+            }
+        })?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(std::io::Error::other(format!(
+            "it is {}, not a regular file",
+            kind_of(meta.file_type())
+        )));
+    }
+    if meta.uid() != 0 && !owners.contains(&meta.uid()) {
+        return Err(std::io::Error::other(format!(
+            "it is owned by uid {}, neither root nor the program's user",
+            meta.uid()
+        )));
+    }
+    let mut out = Vec::new();
+    file.take(cap + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > cap {
+        return Err(std::io::Error::other(format!(
+            "it is over the limit of {}",
+            human(cap)
+        )));
+    }
+    Ok(out)
+}
+
 /// Whether whatever is at `path` (following links) is something other than a regular file:
 /// the word for what it is, when it exists and is not one.
 pub fn not_regular(path: &Path) -> Option<&'static str> {
@@ -249,5 +290,27 @@ mod tests {
         assert!(create_private_new(&link, 0o640).is_err());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
         assert_eq!(dir_mode(0o600), 0o700);
+    }
+
+    #[test]
+    fn trusted_files_are_never_read_through_a_link_nor_from_a_stranger() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("pid");
+        std::fs::write(&f, "42\n").unwrap();
+        assert_eq!(read_trusted_regular(&f, 64, &[]).unwrap(), b"42\n");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        let e = read_trusted_regular(&link, 64, &[]).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(read_trusted_regular(&f, 2, &[]).is_err());
+        let e = read_trusted_regular(dir.path(), 64, &[]).unwrap_err();
+        assert!(e.to_string().contains("directory"), "{e}");
+        let mine = nix::unistd::geteuid().as_raw();
+        if mine == 0 {
+            nix::unistd::chown(&f, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+            let e = read_trusted_regular(&f, 64, &[]).unwrap_err();
+            assert!(e.to_string().contains("uid 65534"), "{e}");
+            assert!(read_trusted_regular(&f, 64, &[65534]).is_ok());
+        }
     }
 }

@@ -11,6 +11,7 @@ pub mod nofile;
 pub mod notify_socket;
 pub mod procs;
 pub mod reap;
+pub mod scm;
 pub mod self_usage;
 pub mod signals;
 pub mod socket_file;

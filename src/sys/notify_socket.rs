@@ -2,15 +2,16 @@
 //! credentials (`SO_PASSCRED`: the kernel attaches the real pid, which the sender cannot forge),
 //! and sending one datagram to a socket ctrlinit was itself given (`NOTIFY_SOCKET`, upward).
 
-use std::io::IoSliceMut;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use nix::sys::socket::{
-    AddressFamily, ControlMessageOwned, MsgFlags, SockFlag, SockType, UnixAddr, bind, recvmsg,
-    sendto, setsockopt, socket, sockopt,
+    AddressFamily, MsgFlags, SockFlag, SockType, UnixAddr, bind, sendto, setsockopt, socket,
+    sockopt,
 };
+
+use super::scm::{ControlBuffer, recv_raw};
 
 use super::socket_file::{Placement, place};
 
@@ -22,10 +23,14 @@ pub const DATAGRAM_MAX: usize = 4096;
 pub struct Datagram {
     /// The sender's pid, from the kernel (`None` when no credentials came with it).
     pub pid: Option<i32>,
+    /// The sender's user, from the kernel likewise.
+    pub uid: Option<u32>,
     /// Its bytes; empty when it was longer than [`DATAGRAM_MAX`].
     pub bytes: Vec<u8>,
     /// It was longer than [`DATAGRAM_MAX`] and is dropped.
     pub truncated: bool,
+    /// How many descriptors came with it (all closed already).
+    pub descriptors: usize,
 }
 
 /// The socket programs send sd_notify datagrams to.
@@ -68,40 +73,30 @@ impl NotifySocket {
         Ok(NotifySocket { fd })
     }
 
-    /// The next datagram, or `None` when none is waiting (the socket never blocks). Descriptors
-    /// a sender passed along (`FDSTORE=1`) are closed at once.
+    /// The next datagram, or `None` when none is waiting (the socket never blocks).
+    ///
+    /// Descriptors a sender passed along (`FDSTORE=1`, or a hostile user's hundreds) are
+    /// closed before this returns, whatever else happened: the control buffer has room for the
+    /// kernel's maximum (`SCM_MAX_FD`), they arrive close-on-exec, and the control headers are
+    /// walked by hand, so a truncated control part (`MSG_CTRUNC`) still has what it holds
+    /// closed (the kernel closes what did not fit).
     pub fn recv(&self) -> std::io::Result<Option<Datagram>> {
         let mut buf = vec![0u8; DATAGRAM_MAX];
-        let mut cmsg = nix::cmsg_space!(libc::ucred, [RawFd; 16]);
-        let mut iov = [IoSliceMut::new(&mut buf)];
-        let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_CMSG_CLOEXEC | MsgFlags::MSG_TRUNC;
-        let msg = match recvmsg::<()>(self.fd.as_raw_fd(), &mut iov, Some(&mut cmsg), flags) {
-            Ok(m) => m,
-            Err(nix::errno::Errno::EAGAIN) => return Ok(None),
-            Err(e) => return Err(e.into()),
+        let mut control = ControlBuffer::new();
+        let (len, flags) = match recv_raw(self.fd.as_raw_fd(), &mut buf, &mut control) {
+            Ok(got) => got,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) => return Err(e),
         };
-        let (len, truncated) = (msg.bytes, msg.flags.contains(MsgFlags::MSG_TRUNC));
-        let mut pid = None;
-        if let Ok(cmsgs) = msg.cmsgs() {
-            for c in cmsgs {
-                match c {
-                    ControlMessageOwned::ScmCredentials(cred) => pid = Some(cred.pid()),
-                    ControlMessageOwned::ScmRights(fds) => {
-                        for fd in fds {
-                            // SAFETY: the kernel just installed these descriptors in this
-                            // process for this message; nothing else knows or owns them.
-                            drop(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
+        let received = control.take();
+        let truncated = flags & libc::MSG_TRUNC != 0;
         buf.truncate(if truncated { 0 } else { len.min(DATAGRAM_MAX) });
         Ok(Some(Datagram {
-            pid,
+            pid: received.creds.map(|c| c.pid),
+            uid: received.creds.map(|c| c.uid),
             bytes: buf,
             truncated,
+            descriptors: received.descriptors,
         }))
     }
 }

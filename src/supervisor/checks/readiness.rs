@@ -20,7 +20,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
-use tracing::debug;
+use tracing::{debug, warn};
 
 pub(crate) use super::events::ProbeEvent;
 use super::in_process;
@@ -138,7 +138,13 @@ impl Probes {
             .as_ref()
             .map_or(PID_FILE_INTERVAL, |r| r.interval.min(PID_FILE_INTERVAL));
         let baseline = evidence.pid_file.take();
-        let task = tokio::spawn(pid_file(path, baseline, interval, id, run, self.tx.clone()));
+        let owners: Vec<u32> = spec.run_as.uid.into_iter().collect();
+        let file = PidFile {
+            path,
+            baseline,
+            owners,
+        };
+        let task = tokio::spawn(pid_file(file, interval, id, run, self.tx.clone()));
         self.checks.insert(
             id,
             Probe {
@@ -324,32 +330,63 @@ const PID_FILE_INTERVAL: Duration = Duration::from_millis(50);
 /// Largest pid file read: a pid and a newline, with room for stray whitespace.
 const PID_FILE_CAP: u64 = 64;
 
-/// Checks every `interval` for `path` written by this run holding a pid, then reports it.
-async fn pid_file(
+/// A forking daemon's pid file, as awaited.
+struct PidFile {
     path: PathBuf,
+    /// It before the spawn (one an earlier run left never counts).
     baseline: Option<Baseline>,
+    /// Who may own it besides root: the program's user.
+    owners: Vec<u32>,
+}
+
+/// Checks every `interval` for the pid file written by this run holding a pid, then reports it.
+/// A file ctrlinit refuses to read (a link, not a regular file, a stranger's) is said so once,
+/// and awaited still: the daemon may yet write the real one.
+async fn pid_file(
+    file: PidFile,
     interval: Duration,
     id: ProgramId,
     run: u64,
     tx: UnboundedSender<ProbeEvent>,
 ) {
+    let mut told = None;
     loop {
-        if in_process::fresh_file(&path, baseline.as_ref())
-            && let Some(pid) = read_pid(&path)
-        {
-            let _ = tx.send(ProbeEvent::PidFile { id, run, pid });
-            return;
+        if in_process::fresh_file(&file.path, file.baseline.as_ref()) {
+            match read_pid(&file.path, &file.owners) {
+                Ok(Some(pid)) => {
+                    let _ = tx.send(ProbeEvent::PidFile { id, run, pid });
+                    return;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let why = e.to_string();
+                    if told.as_ref() != Some(&why) {
+                        warn!(
+                            "the pid file {} is refused: {why}; still waiting for a pid file ctrlinit can trust",
+                            file.path.display()
+                        );
+                        told = Some(why);
+                    }
+                }
+            }
         }
         tokio::time::sleep(interval).await;
     }
 }
 
-/// The pid in a pid file (a positive number, surrounded by whitespace at most); `None` while
-/// it is empty or half-written.
-fn read_pid(path: &std::path::Path) -> Option<i32> {
-    let bytes = crate::sys::files::read_regular(path, PID_FILE_CAP).ok()?;
-    let pid: i32 = std::str::from_utf8(&bytes).ok()?.trim().parse().ok()?;
-    (pid > 0).then_some(pid)
+/// The pid in a pid file (a positive number, surrounded by whitespace at most); `Ok(None)`
+/// while it is missing, empty or half-written; an error when it is refused (see
+/// [`crate::sys::files::read_trusted_regular`]).
+fn read_pid(path: &std::path::Path, owners: &[u32]) -> std::io::Result<Option<i32>> {
+    let bytes = match crate::sys::files::read_trusted_regular(path, PID_FILE_CAP, owners) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let pid: Option<i32> = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    Ok(pid.filter(|&p| p > 0))
 }
 
 /// Reads the notification pipe until a newline (ready) or its end (never ready: the readiness

@@ -50,6 +50,10 @@ impl Core {
             Phase::PreStopping(_) => self.pre_stop_timed_out(i, now, acts),
             Phase::Stopping(s) if s.kill_at.is_some() => self.kill_due(i, s, now, acts),
             Phase::Stopping(s) if s.leader.is_none() => self.group_outlived_kill(i, s, now, acts),
+            // The container is stopping: its budget bounds every wait, this one too.
+            Phase::Stopping(s) if self.shutdown.is_some() => {
+                self.group_outlived_kill(i, s, now, acts)
+            }
             Phase::Stopping(_) => self.leader_outlived_kill(i, acts),
             Phase::Finishing { pid, then, .. } => self.finish_timed_out(i, pid, then, now, acts),
             _ => {}

@@ -2,11 +2,21 @@
 //! attributed to a program by the sender's pid as the kernel gives it (the program's main
 //! process or one of its descendants; anything else is ignored and counted), parsed, and handed
 //! to the core as [`Input::Notified`].
+//!
+//! The socket is writable by every user, so what a sender can make the owner loop spend is
+//! bounded: a turn of the loop reads datagrams for at most [`TURN_BUDGET`] (and [`BATCH`]), and
+//! the loop serves signals, deadlines, reloads and control requests before it; a sender's
+//! ancestry is read once per datagram at most (one walk up from the sender, matched against a
+//! map of the speaking programs' main processes and sessions), and once per turn per sender;
+//! and each user but root may send [`RATE`] datagrams a second (a burst of [`BURST`]): the rest
+//! are dropped before any `/proc` read, counted, and said so at most every [`TELL_EVERY`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use tokio::io::unix::AsyncFd;
-use tracing::debug;
+use tracing::{debug, warn};
 
 use super::message::NotifyMessage;
 use crate::model::ProgramId;
@@ -14,9 +24,31 @@ use crate::supervisor::core::{Core, Input};
 use crate::sys::notify_socket::NotifySocket;
 use crate::sys::procs;
 
-/// Datagrams handled per wake-up: a flood waits for the next turn of the loop instead of
-/// holding it.
-const BATCH: usize = 64;
+/// Datagrams handled per wake-up at most: a flood waits for the next turn of the loop instead
+/// of holding it.
+const BATCH: usize = 256;
+
+/// Time spent reading datagrams per turn of the loop at most, whatever they cost.
+const TURN_BUDGET: Duration = Duration::from_millis(2);
+
+/// Datagrams a second one user (not root) may send; systemd's daemons send a few.
+const RATE: f64 = 200.0;
+
+/// How many one user may send at once before [`RATE`] applies.
+const BURST: f64 = 400.0;
+
+/// How often a user over its rate is said so in the log, at most.
+const TELL_EVERY: Duration = Duration::from_secs(10);
+
+/// Users whose rate is tracked, at most (the table is emptied past it).
+const USERS_MAX: usize = 1024;
+
+/// One user's allowance: a token bucket.
+#[derive(Debug, Clone, Copy)]
+struct Allowance {
+    tokens: f64,
+    at: Instant,
+}
 
 /// The sd_notify socket and what it has refused.
 pub(crate) struct NotifyIntake {
@@ -29,6 +61,12 @@ pub(crate) struct NotifyIntake {
     pub(crate) foreign: u64,
     /// Datagrams too long to read, or without credentials.
     pub(crate) dropped: u64,
+    /// Datagrams dropped because their sender's user was over its rate.
+    pub(crate) rate_limited: u64,
+    /// Each user's allowance.
+    allowances: HashMap<u32, Allowance>,
+    /// When a user over its rate was last said so.
+    told: Option<Instant>,
 }
 
 impl NotifyIntake {
@@ -45,6 +83,9 @@ impl NotifyIntake {
             backlog: false,
             foreign: 0,
             dropped: 0,
+            rate_limited: 0,
+            allowances: HashMap::new(),
+            told: None,
         })
     }
 
@@ -59,11 +100,19 @@ impl NotifyIntake {
         }
     }
 
-    /// Reads up to a batch of datagrams and returns the inputs they make.
+    /// Reads up to a batch of datagrams (within [`TURN_BUDGET`]) and returns the inputs they
+    /// make.
     pub(crate) fn drain(&mut self, core: &Core) -> Vec<Input> {
+        let began = Instant::now();
         let mut inputs = Vec::new();
+        let speakers = Speakers::of(core);
+        let mut seen: HashMap<i32, Option<ProgramId>> = HashMap::new();
         self.backlog = false;
         for _ in 0..BATCH {
+            if began.elapsed() >= TURN_BUDGET {
+                self.backlog = true;
+                return inputs;
+            }
             let datagram = match self.socket.get_ref().recv() {
                 Ok(Some(d)) => d,
                 Ok(None) => return inputs,
@@ -76,7 +125,11 @@ impl NotifyIntake {
                 self.dropped += 1;
                 continue;
             };
-            let Some(id) = owner(core, pid) else {
+            if !self.allowed(datagram.uid.unwrap_or(0), began) {
+                continue;
+            }
+            let owner = *seen.entry(pid).or_insert_with(|| speakers.owner(pid));
+            let Some(id) = owner else {
                 self.foreign += 1;
                 debug!(
                     "notify socket: ignored a message from pid {pid}, which belongs to no program that speaks sd_notify ({} so far)",
@@ -84,43 +137,111 @@ impl NotifyIntake {
                 );
                 continue;
             };
-            let mut message = NotifyMessage::parse(&datagram.bytes);
-            let main_pgid = message
-                .main_pid
-                .and_then(|main| verified_main(core, id, main));
-            if message.main_pid.is_some() && main_pgid.is_none() {
-                debug!(
-                    "notify socket: MAINPID={:?} is not in the program's process tree; ignored",
-                    message.main_pid
-                );
-                message.main_pid = None;
-            }
-            inputs.push(Input::Notified {
-                id,
-                message,
-                main_pgid,
-            });
+            inputs.push(notified(core, id, &datagram.bytes));
         }
         self.backlog = true;
         inputs
     }
+
+    /// Whether user `uid` may send one more datagram now; counts (and tells, now and then)
+    /// the one it may not.
+    fn allowed(&mut self, uid: u32, now: Instant) -> bool {
+        if uid == 0 {
+            return true;
+        }
+        if self.allowances.len() >= USERS_MAX && !self.allowances.contains_key(&uid) {
+            self.allowances.clear();
+        }
+        let a = self.allowances.entry(uid).or_insert(Allowance {
+            tokens: BURST,
+            at: now,
+        });
+        let refill = now.saturating_duration_since(a.at).as_secs_f64() * RATE;
+        a.tokens = (a.tokens + refill).min(BURST);
+        a.at = now;
+        if a.tokens >= 1.0 {
+            a.tokens -= 1.0;
+            return true;
+        }
+        self.rate_limited += 1;
+        if self
+            .told
+            .is_none_or(|t| now.duration_since(t) >= TELL_EVERY)
+        {
+            self.told = Some(now);
+            warn!(
+                "notify socket: uid {uid} sends more than {RATE} datagrams a second; dropping the rest ({} dropped so far)",
+                self.rate_limited
+            );
+        }
+        false
+    }
 }
 
-/// The program speaking sd_notify that `pid` belongs to: its main process, a descendant, or a
-/// member of the session its run leads.
-fn owner(core: &Core, pid: i32) -> Option<ProgramId> {
-    let speakers = || {
-        core.programs()
-            .iter()
-            .filter(|p| p.spec.speaks_notify())
-            .filter_map(|p| Some((p.id, p.phase.pid()?, p.phase.pgid()?)))
-    };
-    if let Some((id, ..)) = speakers().find(|&(_, main, _)| main == pid) {
-        return Some(id);
+/// The input one attributed datagram makes.
+fn notified(core: &Core, id: ProgramId, bytes: &[u8]) -> Input {
+    let mut message = NotifyMessage::parse(bytes);
+    let main_pgid = message
+        .main_pid
+        .and_then(|main| verified_main(core, id, main));
+    if message.main_pid.is_some() && main_pgid.is_none() {
+        debug!(
+            "notify socket: MAINPID={:?} is not in the program's process tree; ignored",
+            message.main_pid
+        );
+        message.main_pid = None;
     }
-    speakers()
-        .find(|&(_, main, pgid)| procs::in_tree_of(pid, main, pgid))
-        .map(|(id, ..)| id)
+    Input::Notified {
+        id,
+        message,
+        main_pgid,
+    }
+}
+
+/// The programs speaking sd_notify, by their main process and by the session their run leads
+/// (read once per turn).
+struct Speakers {
+    mains: HashMap<i32, ProgramId>,
+    sessions: HashMap<i32, ProgramId>,
+}
+
+impl Speakers {
+    fn of(core: &Core) -> Speakers {
+        let mut s = Speakers {
+            mains: HashMap::new(),
+            sessions: HashMap::new(),
+        };
+        for p in core.programs().iter().filter(|p| p.spec.speaks_notify()) {
+            if let (Some(main), Some(pgid)) = (p.phase.pid(), p.phase.pgid()) {
+                s.mains.entry(main).or_insert(p.id);
+                s.sessions.entry(pgid).or_insert(p.id);
+            }
+        }
+        s
+    }
+
+    /// The program speaking sd_notify that `pid` belongs to: its main process, a descendant,
+    /// or a member of the session its run leads. One walk up from `pid` (at most 64 levels).
+    fn owner(&self, pid: i32) -> Option<ProgramId> {
+        if self.mains.is_empty() {
+            return None;
+        }
+        let mut current = pid;
+        for _ in 0..64 {
+            if let Some(&id) = self.mains.get(&current) {
+                return Some(id);
+            }
+            let s = procs::stat(current)?;
+            if let Some(&id) = self.sessions.get(&s.session) {
+                return Some(id);
+            }
+            if s.ppid <= 1 {
+                return None;
+            }
+            current = s.ppid;
+        }
+        None
+    }
 }
 
 /// `MAINPID=main`'s process group, when `main` belongs to program `id`'s tree.
@@ -130,5 +251,12 @@ fn verified_main(core: &Core, id: ProgramId, main: i32) -> Option<i32> {
     if !procs::in_tree_of(main, current, pgid) {
         return None;
     }
-    procs::stat(main).map(|s| s.pgrp)
+    let pgrp = procs::stat(main)?.pgrp;
+    // Never another program's main process or a process of its run's group (a session number
+    // can outlive its leader and be reused by another run).
+    let theirs = core
+        .programs()
+        .iter()
+        .any(|q| q.id != id && (q.phase.pid() == Some(main) || q.phase.pgid() == Some(pgrp)));
+    (!theirs).then_some(pgrp)
 }

@@ -37,9 +37,13 @@ impl Runner {
                 "the pid file {file} names pid {pid}, which is not running (the daemon died, or the file is not its)"
             )));
         };
-        let of_run =
-            stat.pgrp == pgid || tracking::run_of(p).is_some_and(|r| self.tracking.belongs(pid, r));
-        if !of_run {
+        if let Some(other) = self.other_run_of(id, run, pid, stat.pgrp) {
+            return Some(refuse(format!(
+                "the pid file {file} names pid {pid} ({}), a process of {other}, not of this run: refused",
+                procs::comm(pid).unwrap_or_default()
+            )));
+        }
+        if !self.of_run(p, pid, stat.pgrp, pgid) {
             return Some(refuse(format!(
                 "the pid file {file} names pid {pid} ({}), which its launcher did not start: refused",
                 procs::comm(pid).unwrap_or_default()
@@ -55,5 +59,49 @@ impl Runner {
             pid,
             pgid: stat.pgrp,
         })
+    }
+
+    /// Whether `pid` (in process group `pgrp`) belongs to program `p`'s run, whose launcher led
+    /// group `launcher_pgid`: in its cgroup (where it has one, that is the whole answer: nothing
+    /// leaves a cgroup), or carrying its marker, or, with no marker at all (a daemon that
+    /// emptied its environment), still in the launcher's process group.
+    fn of_run(
+        &self,
+        p: &crate::supervisor::program::Program,
+        pid: i32,
+        pgrp: i32,
+        launcher_pgid: i32,
+    ) -> bool {
+        let Some(r) = tracking::run_of(p) else {
+            return false;
+        };
+        if self.tracking.belongs(pid, r) {
+            return true;
+        }
+        if self.tracking.has_group(r.name) {
+            return false;
+        }
+        pgrp == launcher_pgid && procs::marker_value(pid, tracking::MARKER.as_bytes()).is_none()
+    }
+
+    /// The other program whose process `pid` is (its main process or a process of its run's
+    /// group, or carrying its run's marker), in words: a launcher's old number can be reused by
+    /// another run, and every run leads a group of that number.
+    fn other_run_of(&self, id: ProgramId, run: u64, pid: i32, pgrp: i32) -> Option<String> {
+        let others = || self.core.programs().iter().filter(move |q| q.id != id);
+        if let Some(q) =
+            others().find(|q| q.phase.pid() == Some(pid) || q.phase.pgid() == Some(pgrp))
+        {
+            return Some(format!("program {}", q.name()));
+        }
+        match self.tracking.owner(pid) {
+            Some((oid, orun)) if (oid, orun) != (id, run) => {
+                Some(self.core.program(oid).map_or_else(
+                    || "another run".to_string(),
+                    |q| format!("program {}", q.name()),
+                ))
+            }
+            _ => None,
+        }
     }
 }

@@ -263,10 +263,13 @@ impl Runner {
                 // A due deadline (a backoff ending, a SIGKILL escalation) goes before requests:
                 // a storm of clients keeps the request channel busy and must not starve it.
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
-                () = notify_ready(&self.notify) => self.on_notify(),
-                () = network_ready(&self.network) => self.on_network(),
                 Some(done) = self.reloads.recv() => self.reload_read(done),
                 Some(request) = self.control.recv() => self.on_control(request),
+                // Link events come from the kernel, rarely; a turn reads a bounded number.
+                () = network_ready(&self.network) => self.on_network(),
+                // After requests: the socket is anyone's, and a flood must not hold them up
+                // (each turn reads it for a bounded time; see `notify::intake`).
+                () = notify_ready(&self.notify) => self.on_notify(),
                 _ = sleep_until(stray_at), if stray_at.is_some() => {
                     routine = !self.on_stray_timer();
                 }
@@ -396,25 +399,7 @@ impl Runner {
                 signal,
                 cont,
                 run_of,
-            } => {
-                if cont {
-                    signal_group(pgid, signal);
-                } else {
-                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pgid), signal);
-                }
-                // And the run's processes that left its group.
-                if let Some(r) = run_of
-                    .and_then(|id| self.core.program(id))
-                    .and_then(tracking::run_of)
-                {
-                    self.tracking.signal_escaped(
-                        r,
-                        &|pid| self.core.owns_pid(pid),
-                        signal as i32,
-                        cont,
-                    );
-                }
-            }
+            } => self.signal(pgid, signal, cont, run_of),
             Action::RunFinish { id, exit } => queue.push_back(self.spawn_finish(id, exit)),
             Action::RunPreStop { id, main } => queue.push_back(self.spawn_pre_stop(id, main)),
             Action::Crashed {
@@ -448,6 +433,40 @@ impl Runner {
                 self.announce(n);
             }
         }
+    }
+
+    /// Sends `signal` to process group `pgid` (then SIGCONT when `cont`) and to the processes
+    /// of program `run_of`'s run that left it.
+    fn signal(&self, pgid: i32, signal: Signal, cont: bool, run_of: Option<ProgramId>) {
+        if self.group_of_another(pgid, run_of) {
+            // A run's group number outlived its leader and now names another program's
+            // run (pids are reused): that run is not this one's to signal.
+            warn!("not sending {signal} to process group {pgid}: it is another program's run now");
+        } else if cont {
+            signal_group(pgid, signal);
+        } else {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-pgid), signal);
+        }
+        // And the run's processes that left its group.
+        if let Some(r) = run_of
+            .and_then(|id| self.core.program(id))
+            .and_then(tracking::run_of)
+        {
+            self.tracking
+                .signal_escaped(r, &|pid| self.core.owns_pid(pid), signal as i32, cont);
+        }
+    }
+
+    /// Whether process group `pgid`, signalled for program `run_of`'s run, is led by another
+    /// program's current run.
+    fn group_of_another(&self, pgid: i32, run_of: Option<ProgramId>) -> bool {
+        let Some(id) = run_of else {
+            return false;
+        };
+        self.core
+            .programs()
+            .iter()
+            .any(|q| q.id != id && q.phase.pgid() == Some(pgid))
     }
 
     /// Sends a notice to `events` subscribers (routine debug detail stays in the log).

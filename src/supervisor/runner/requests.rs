@@ -83,6 +83,7 @@ impl Runner {
                 let foreign = self.notify.as_ref().map_or(0, |n| n.foreign);
                 let mut m = telemetry::metrics(&self.core, self.orphans_reaped, foreign);
                 self.network_metrics(&mut m);
+                m.notify_rate_limited = self.notify.as_ref().map_or(0, |n| n.rate_limited);
                 let _ = reply.send(m);
             }
             Control::Network { reply } => {
