@@ -24,6 +24,11 @@ const ANSWERS_AT_EXIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
+    if !matches!(cli.command, None | Some(Command::Run { .. })) {
+        // A client command writing into a closed pipe ends as Unix tools do; the init keeps
+        // Rust's ignored SIGPIPE for its own signal setup.
+        sys::signals::default_sigpipe_for_client();
+    }
     match cli.command {
         None => run_init(&cli, Vec::new()),
         Some(Command::Run { ref main }) => run_init(&cli, main.clone()),

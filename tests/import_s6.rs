@@ -246,6 +246,48 @@ fn an_imported_layout_runs_in_s6_overlays_order_up_and_down() {
 }
 
 #[test]
+fn restarting_the_shutdown_carriers_by_hand_takes_no_program_along() {
+    // cont-finish and migrate-down are ordered (`after`), not depended on: restarting them runs
+    // their scripts and leaves every other program as it was.
+    let (tmp, _image, out) = imported_copy(&base().join("own"), "features", &|_, t| t);
+    let facts = tmp.path().join("facts");
+    let mut init = init()
+        .config_dir(&out)
+        .env("OUT", facts.to_str().unwrap())
+        .start();
+    let up = ["db=running", "app=running", "ticker=running"];
+    init.wait_states(&up);
+    init.wait_states(&["cont-finish=running", "migrate-down=running"]);
+    let before: Vec<_> = ["db", "app", "ticker"].map(|p| init.pid_of(p)).into();
+    for carrier in ["cont-finish", "migrate-down"] {
+        let (code, said) = init.ctl(&["restart", carrier]);
+        assert_eq!(code, 0, "{said}");
+    }
+    init.wait_states(&["cont-finish=running", "migrate-down=running"]);
+    wait_for_file_line(&facts, "goodbye");
+    wait_for_file_line(&facts, "unmigrate");
+    let after: Vec<_> = ["db", "app", "ticker"].map(|p| init.pid_of(p)).into();
+    assert_eq!(
+        before, after,
+        "db, app and ticker kept running as they were"
+    );
+    init.wait_states(&up);
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0, "{}", init.output());
+}
+
+/// Waits until `path` has the line `line`.
+fn wait_for_file_line(path: &Path, line: &str) {
+    wait_until(line, DEADLINE, || {
+        std::fs::read_to_string(path)
+            .ok()?
+            .lines()
+            .any(|l| l == line)
+            .then_some(())
+    });
+}
+
+#[test]
 fn the_linuxserver_v3_base_image_boots_its_init_chain_in_order() {
     // linuxserver/docker-baseimage-alpine and -alpine-nginx's s6-rc.d as the image merges
     // them. Their scripts configure a real image (users, /config, nginx): here each says its

@@ -152,6 +152,18 @@ pub fn ignore_unhandled(forward_all: bool) {
     }
 }
 
+/// For a client command (never the init): SIGPIPE back to its default action, so that
+/// `ctrlinit check | head -1` ends quietly as Unix tools do (killed by SIGPIPE) instead of
+/// panicking in `println!` once the reader has gone. Rust's runtime ignores SIGPIPE before
+/// `main`; the init keeps that (it reads SIGPIPE from its signalfd, see [`HANDLED`]).
+pub fn default_sigpipe_for_client() {
+    // SAFETY: SIG_DFL installs no handler, so no code of ours ever runs in signal context; it
+    // is called at the start of a client command, which has no signal setup of its own.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// A signal that arrived, with its sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrived {

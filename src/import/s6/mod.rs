@@ -94,11 +94,15 @@ fn write(layout: &Layout, notes: &mut Vec<Note>) -> (Vec<super::toml_out::OutFil
             continue;
         };
         let carrier = taken.take(&super::names::program_name(&format!("{name}-down"), 0));
-        // A completed oneshot holds nothing up on the way down: the carrier waits for what
-        // the oneshot waited for, so that it stops (and runs `down`) before those stop.
-        let mut deps = vec![name.clone()];
-        deps.extend(order.deps[i].iter().filter_map(|&d| names[d].clone()));
-        deps.extend(extra[i].iter().filter(|d| !d.ends_with("-down")).cloned());
+        // A completed oneshot holds nothing up on the way down: the carrier requires the
+        // oneshot (s6-rc ran `down` only after `up` succeeded) and is ordered after what the
+        // oneshot waited for, so that it stops (and runs `down`) before those stop.
+        let deps = vec![name.clone()];
+        let mut after: Vec<String> = order.deps[i]
+            .iter()
+            .filter_map(|&d| names[d].clone())
+            .collect();
+        after.extend(extra[i].iter().filter(|d| !d.ends_with("-down")).cloned());
         for (j, e) in extra.iter_mut().enumerate() {
             if order.deps[j].contains(&i) {
                 e.push(carrier.clone());
@@ -112,6 +116,7 @@ fn write(layout: &Layout, notes: &mut Vec<Note>) -> (Vec<super::toml_out::OutFil
             ),
             &[down],
             &deps,
+            &after,
         );
         more_files.push(super::toml_out::OutFile {
             name: format!("{carrier}.toml"),
@@ -158,7 +163,7 @@ fn general_notes(layout: &Layout, programs: usize, notes: &mut Vec<Note>) {
     if !layout.finish_scripts.is_empty() {
         notes.push(Note::general(
             "cont-finish.d",
-            "run by the pre_stop hook of the program cont-finish, which only waits and which every other program depends on (so it stops last); `ctrlinit stop` or `restart` of cont-finish takes every program along",
+            "run by the pre_stop hook of the program cont-finish, which only waits and which every other program is ordered after (`after`, so it stops last; stopping or restarting it by hand takes nothing along but runs the scripts)",
             "leave cont-finish alone by hand; stop the container to run the scripts",
         ));
     }

@@ -2,9 +2,11 @@
 //! down) and an s6-rc oneshot's `down` (before what it depends on went down). ctrlinit has no
 //! container-level shutdown hook, but it stops programs in reverse dependency order and runs a
 //! program's `pre_stop` hook before signalling it; so each becomes a program that only waits,
-//! with the work as its `pre_stop`, placed in the order where s6 did it: `cont-finish` is a
-//! dependency of every other program (it stops last), `NAME-down` depends on the oneshot
-//! NAME and every program that depends on NAME depends on it too (they stop before it).
+//! with the work as its `pre_stop`, placed in the order where s6 did it: every other program is
+//! ordered `after` `cont-finish` (it stops last), `NAME-down` depends on the oneshot NAME (its
+//! `down` runs only if NAME's `up` completed) and is ordered after what NAME depends on, and every
+//! program that depends on NAME is ordered after it (they stop before it). Ordering, not
+//! `depends_on`, wherever nothing is required: restarting a carrier takes nothing along.
 
 use super::script::{Command, shell_words};
 use super::translate::{lit, words};
@@ -14,8 +16,15 @@ use crate::import::toml_out::{OutFile, Table, Val};
 /// The command of a program that only waits for its stop (sh and sleep, nothing else).
 const WAIT: &str = "while :; do sleep 3600; done";
 
-/// A waiting program named `name` whose `pre_stop` runs `commands` in order.
-pub fn carrier(name: &str, comment: String, commands: &[&Command], deps: &[String]) -> Table {
+/// A waiting program named `name` whose `pre_stop` runs `commands` in order; it requires
+/// `deps` (`depends_on`) and is only ordered after `after`.
+pub fn carrier(
+    name: &str,
+    comment: String,
+    commands: &[&Command],
+    deps: &[String],
+    after: &[String],
+) -> Table {
     let mut t = Table::new(&["program", name]);
     t.comments.push(comment);
     t.set_with(
@@ -27,6 +36,13 @@ pub fn carrier(name: &str, comment: String, commands: &[&Command], deps: &[Strin
         t.set(
             "depends_on",
             Val::Array(deps.iter().map(|d| lit(d)).collect()),
+        );
+    }
+    if !after.is_empty() {
+        t.set_with(
+            "after",
+            Val::Array(after.iter().map(|d| lit(d)).collect()),
+            "ordering only: it stops before these",
         );
     }
     let script: Vec<String> = commands.iter().map(|c| shell_words(&c.words)).collect();
@@ -60,10 +76,11 @@ pub fn cont_finish(
     let table = carrier(
         &name,
         format!(
-            "From /etc/cont-finish.d ({}): s6-overlay ran these scripts in order once every service was down.\nEvery other program depends on this one, so it stops last.",
+            "From /etc/cont-finish.d ({}): s6-overlay ran these scripts in order once every service was down.\nEvery other program is ordered after this one (`after`), so it stops last.",
             list.join(", ")
         ),
         &commands,
+        &[],
         &[],
     );
     let file = OutFile {

@@ -72,7 +72,7 @@ pub fn unit_table(
     layout: &Layout,
     order: &Order,
     names: &[Option<String>],
-    extra: &[String],
+    extra: &[String], // ordered `after` these (the shutdown carriers), nothing required
     i: usize,
     notes: &mut Vec<Note>,
 ) -> Vec<Table> {
@@ -100,14 +100,10 @@ pub fn unit_table(
     let deps: Vec<Val> = order.deps[i]
         .iter()
         .filter_map(|&d| names[d].as_deref())
-        .chain(extra.iter().map(String::as_str))
         .map(lit)
         .collect();
     if !deps.is_empty() {
         let why = match u.origin {
-            _ if order.deps[i].is_empty() => {
-                "only so that it stops before the shutdown work (see that program's comment)"
-            }
             Origin::ContInit => "cont-init.d scripts ran one after another, in name order",
             Origin::Services => {
                 "services.d started once cont-init.d (and the s6-rc user bundle) were done"
@@ -115,6 +111,13 @@ pub fn unit_table(
             Origin::Rc => "dependencies.d: a oneshot must have completed, a longrun be ready",
         };
         t.set_with("depends_on", Val::Array(deps), why);
+    }
+    if !extra.is_empty() {
+        t.set_with(
+            "after",
+            Val::Array(extra.iter().map(|e| lit(e)).collect()),
+            "ordering only, so that it stops before the shutdown work (see that program's comment)",
+        );
     }
     for dep in &order.unknown[i] {
         notes.push(Note::at(
