@@ -589,11 +589,7 @@ fn resolve_deps(
     let line = |d: &DependencyDraft| Some(d.line);
     let key =
         |d: &DependencyDraft| format!("program.{}.{relation}.{}", short(name), short(&d.name));
-    let verb = if relation == "after" {
-        "is ordered after"
-    } else {
-        "depends on"
-    };
+    let verb = verb_of(relation);
     let mut out = Vec::new();
     for d in deps {
         let targets: Vec<(&str, Kind)> = match (known.kinds.get(&d.name), known.groups.get(&d.name))
@@ -636,11 +632,7 @@ fn resolve_deps(
                 break;
             }
             if target == spec.name {
-                let message = if d.name == spec.name {
-                    format!("dependency cycle: {name} -> {name}")
-                } else {
-                    format!("dependency cycle: `{name}` {verb} its own instances")
-                };
+                let message = self_dependency(name, d.name == spec.name, verb);
                 errors.push(ConfigError {
                     file: file.to_path_buf(),
                     line: line(d),
@@ -661,6 +653,25 @@ fn resolve_deps(
         }
     }
     out
+}
+
+/// How a message says `relation`: `depends_on` requires, `after` only orders.
+fn verb_of(relation: &str) -> &'static str {
+    if relation == "after" {
+        "is ordered after"
+    } else {
+        "depends on"
+    }
+}
+
+/// The message for a program `name` that depends on (or is ordered after) itself, by its own
+/// name (`direct`) or by its table's name, which takes in its own instances.
+fn self_dependency(name: &str, direct: bool, verb: &str) -> String {
+    if direct {
+        format!("dependency cycle: {name} -> {name}")
+    } else {
+        format!("dependency cycle: `{name}` {verb} its own instances")
+    }
 }
 
 /// The fix for a dependency on an undefined program: the closest defined name (a typo, most
