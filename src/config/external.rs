@@ -112,7 +112,7 @@ pub(super) fn read_external(
     ];
     for (k, slot) in times.iter_mut() {
         if let Some(tv) = get(table, k) {
-            match positive(r, tv, &key(k)) {
+            match r.positive_duration(tv, &key(k), "2s") {
                 Some(d) => *slot = d,
                 None => ok = false,
             }
@@ -129,7 +129,7 @@ pub(super) fn read_external(
     }
     let start_timeout = match get(table, "start_timeout") {
         Some(tv) => {
-            let d = positive(r, tv, &key("start_timeout"));
+            let d = r.positive_duration(tv, &key("start_timeout"), "2s");
             ok &= d.is_some();
             d
         }
@@ -278,21 +278,6 @@ fn read_peer(
         return None;
     }
     Some(ExternalCheck::Ctrlinit { at: at?, program })
-}
-
-/// A duration above zero.
-fn positive(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<Duration> {
-    let d = r.duration(v, key)?;
-    if d.is_zero() {
-        r.error(
-            &v.span(),
-            key,
-            "must be longer than 0".into(),
-            Some("use a duration such as \"2s\"".into()),
-        );
-        return None;
-    }
-    Some(d)
 }
 
 /// `host:port` or `[v6]:port`; a host is an IP literal or a DNS name (letters, digits, `-`,

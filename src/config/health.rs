@@ -2,7 +2,6 @@
 //! watchdog.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use super::checks::{http_target, tcp_target};
 use super::reader::{Reader, Value, get, join};
@@ -70,7 +69,7 @@ pub(super) fn read_health(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Opti
         }
     }
     if let Some(v) = get(table, "watchdog") {
-        h.watchdog = positive(r, v, &key("watchdog"));
+        h.watchdog = r.positive_duration(v, &key("watchdog"), "30s");
         ok &= h.watchdog.is_some();
     }
     if !ok {
@@ -158,27 +157,12 @@ fn read_check(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Option<HealthPro
                 );
                 return None;
             };
-            let max_age = positive(r, age, &join(path, "max_age"))?;
+            let max_age = r.positive_duration(age, &join(path, "max_age"), "30s")?;
             HealthProbe::Heartbeat {
                 path: file,
                 max_age,
             }
         }
-        _ => HealthProbe::Silence(positive(r, pv, &key)?),
+        _ => HealthProbe::Silence(r.positive_duration(pv, &key, "30s")?),
     })
-}
-
-/// A duration above zero.
-fn positive(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<Duration> {
-    let d = r.duration(v, key)?;
-    if d.is_zero() {
-        r.error(
-            &v.span(),
-            key,
-            "must be longer than 0".into(),
-            Some("use a duration such as \"30s\"".into()),
-        );
-        return None;
-    }
-    Some(d)
 }

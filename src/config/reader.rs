@@ -253,6 +253,26 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A duration above zero; `example` is the one the fix suggests (`"2s"`).
+    pub(super) fn positive_duration(
+        &mut self,
+        v: &Value<'_>,
+        key: &str,
+        example: &str,
+    ) -> Option<Duration> {
+        let d = self.duration(v, key)?;
+        if d.is_zero() {
+            self.error(
+                &v.span(),
+                key,
+                "must be longer than 0".into(),
+                Some(format!("use a duration such as \"{example}\"")),
+            );
+            return None;
+        }
+        Some(d)
+    }
+
     /// A byte size such as `"10MiB"` (or a plain integer of bytes).
     pub(super) fn size(&mut self, v: &Value<'_>, key: &str) -> Option<u64> {
         if let DeValue::Integer(_) = v.get_ref() {

@@ -611,19 +611,7 @@ fn read_log(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> LogSettings {
 
 fn read_depends_on(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<DependencyDraft> {
     match v.get_ref() {
-        DeValue::Array(items) => items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| {
-                let name = r.string(item, &format!("{path}[{i}]"))?;
-                Some(DependencyDraft {
-                    name,
-                    condition: None,
-                    restart: false,
-                    line: r.line_of(item.span().start),
-                })
-            })
-            .collect(),
+        DeValue::Array(items) => names_only(r, items, path),
         DeValue::Table(table) => table
             .iter()
             .filter_map(|(k, v)| read_dependency_entry(r, k.get_ref(), &k.span(), v, path))
@@ -673,6 +661,12 @@ fn read_after(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Vec<DependencyDr
         );
         return Vec::new();
     };
+    names_only(r, items, path)
+}
+
+/// An array of names (`depends_on = ["db"]`, `after = ["redis"]`): each a dependency with the
+/// default condition and no restart, at its own line.
+fn names_only(r: &mut Reader<'_>, items: &[Value<'_>], path: &str) -> Vec<DependencyDraft> {
     items
         .iter()
         .enumerate()
