@@ -45,7 +45,7 @@ pub(crate) struct Evidence {
 }
 
 /// Prepares run `run` of `spec` (program `id`); `notify_socket` is the sd_notify socket's
-/// path, `probes` where a log-line match is reported.
+/// path, `checks::readiness` where a log-line match is reported.
 pub(crate) fn prepare(
     spec: &ProgramSpec,
     id: ProgramId,

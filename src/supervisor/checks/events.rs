@@ -30,7 +30,7 @@ pub(crate) enum ProbeEvent {
         /// The run it checks.
         run: u64,
     },
-    /// A liveness check ended (see `health_checks`).
+    /// A liveness check ended (see `liveness`).
     Checked {
         /// The program.
         id: ProgramId,

@@ -1,5 +1,5 @@
 //! The checks that run inside ctrlinit (no process per check): one attempt each, bounded by a
-//! timeout, told as a [`CheckResult`]. Readiness (`probes`) and liveness (`health_checks`) both
+//! timeout, told as a [`CheckResult`]. Readiness (`readiness`) and liveness (`liveness`) both
 //! use them.
 
 use std::net::SocketAddr;

@@ -1,5 +1,5 @@
 //! Forking daemons (`type = "forking"`): once the launcher exited 0, the pid file is awaited
-//! (see `probes`); the pid it names is adopted as the run's main process only if it belongs to
+//! (see `checks::readiness`); the pid it names is adopted as the run's main process only if it belongs to
 //! the run (its cgroup, its marker, or its process group), since a pid file can name anything.
 
 use super::*;
