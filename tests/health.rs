@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::time::{Duration, Instant};
+
 use common::*;
 
 const HTTPD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs/httpd.py");
@@ -229,11 +231,17 @@ on_failure = "mark"
     wait_health(&init, "watched", "healthy");
     assert_eq!(init.ctl(&["health"]).0, 0);
     let (mut events, rx) = init.spawn_client(&["events", "--json"]);
-    // The stream is live once it carries the marker's restart.
-    init.ctl(&["restart", "marker"]);
+    // The stream is live once it carries the marker's restart: restarted again until it does,
+    // since a restart made before the client subscribed is not in its stream.
     wait_until("the events stream", DEADLINE, || {
-        let line = rx.recv_timeout(DEADLINE).ok()?;
-        line.contains("\"marker\"").then_some(())
+        init.ctl(&["restart", "marker"]);
+        let until = Instant::now() + Duration::from_secs(2);
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            if rx.recv_timeout(left).ok()?.contains("\"marker\"") {
+                return Some(());
+            }
+        }
+        None
     });
     let (code, out) = init.ctl(&["stop", "listener"]);
     assert_eq!(code, 0, "{out}");

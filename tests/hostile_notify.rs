@@ -11,10 +11,12 @@ use std::process::{Command, Stdio};
 
 use common::*;
 
-/// A program speaking sd_notify (so the socket is bound) that says it is ready.
+/// A program speaking sd_notify (so the socket is bound) that says it is ready. The main process
+/// itself sends and stays: a sender that is gone when ctrlinit reads its datagram (a helper
+/// process that sends and exits) can no longer be told to belong to the program, under load.
 const SPEAKER: &str = r#"
 [program.speaker]
-command = ["/bin/sh", "-c", "/usr/bin/python3 -c 'import os,socket; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\"READY=1\", os.environ[\"NOTIFY_SOCKET\"])'; exec sleep 1000"]
+command = ["/usr/bin/python3", "-c", "import os,socket,time; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b\"READY=1\", os.environ[\"NOTIFY_SOCKET\"]); time.sleep(1000)"]
 ready = { notify = "systemd" }
 "#;
 

@@ -72,6 +72,9 @@ fn restart_api_brings_worker_back_after_api_is_ready_again() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("restarted api and worker"), "{out}");
     init.wait_for_nth_line("| worker: connected", 2, DEADLINE);
+    // ctrlinit's own lines reach the console through a queue of their own, and may come after
+    // the program's: wait for the last one read below.
+    init.wait_for_nth_line("worker: waiting -> starting", 2, DEADLINE);
     // ctrlinit's own lines come in the order it decided (program output comes through other
     // pipes and may be printed later): worker starts again only after api is ready again.
     let own: Vec<String> = init
