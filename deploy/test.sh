@@ -24,8 +24,14 @@
 #
 # Skips (exit 0, saying why) when Docker does not work. Needs root (mmdebstrap, files the
 # containers write), docker-compose and mmdebstrap. Swarm: uses this node when it is a manager;
-# otherwise runs `docker swarm init` and leaves the swarm at the end. Cleans up everything it
-# created (containers, stacks, networks, the work directory) on any exit; images stay cached.
+# otherwise runs `docker swarm init`. Runs on one host do not collide: everything a run creates is
+# named after it (the compose project and the stack `ctrlinit-deploy-PID`, their networks, and
+# the role images, tagged `run-PID` unless DEPLOY_TAG says otherwise), and the swarm, the one
+# thing a host has only one of, is shared: each run holds a shared lock on
+# /run/lock/ctrlinit-deploy-swarm while it uses it, and the last run out leaves it only if a run
+# of this script made it. Cleans up everything it created (containers, stacks, networks, its role
+# images, the work directory) on any exit and nothing of another run's; the base image stays
+# cached (its name is the hash of its recipe, and no run changes it).
 # Polls with deadlines, never sleeps to synchronise. Output: PASS:/FAIL: lines, exit 1 on a FAIL.
 #
 # Environment: DEPLOY_CHAOS_SECONDS (30 per engine), DEPLOY_ENGINES ("compose swarm"),
@@ -47,7 +53,10 @@ fi
 
 STARTED=$(date +%s)
 export DEPLOY_IMAGE_PREFIX=${DEPLOY_IMAGE_PREFIX:-ctrlinit-deploy}
-export DEPLOY_TAG=${DEPLOY_TAG:-latest}
+# The role images of this run, removed at its end (a tag of the caller's is kept).
+OWN_TAG=0
+[ -n "${DEPLOY_TAG:-}" ] || OWN_TAG=1
+export DEPLOY_TAG=${DEPLOY_TAG:-run-$$}
 CHAOS_SECONDS=${DEPLOY_CHAOS_SECONDS:-30}
 ENGINES=${DEPLOY_ENGINES:-compose swarm}
 ROLES=(config control web)
@@ -74,8 +83,14 @@ DATA=
 EVENTS_PID=
 COMPOSE_UP=0
 STACK_UP=0
-SWARM_CREATED=0
-GWBRIDGE_EXISTED=1
+SWARM_USED=0
+# The swarm is shared between runs of this script (see the top): a shared lock on this file while
+# a run uses it; the marker says a run of this script made it (and whether docker_gwbridge was
+# there before), so the last run out knows to leave it.
+SWARM_LOCK_DIR=/run/lock
+[ -d "$SWARM_LOCK_DIR" ] || SWARM_LOCK_DIR=/tmp
+SWARM_LOCK=$SWARM_LOCK_DIR/ctrlinit-deploy-swarm
+SWARM_MARKER=$SWARM_LOCK.made
 
 compose_cmd() {
     docker-compose --no-ansi -p "$NAME" -f "$DEPLOY/roles.yaml" -f "$DEPLOY/compose.yaml" "$@"
@@ -95,10 +110,9 @@ cleanup() {
         docker stack rm "$NAME" >/dev/null 2>&1
         wait_for 60 stack_gone || say "deploy test: stack $NAME still being removed"
     fi
-    if [ "$SWARM_CREATED" = 1 ]; then
-        docker swarm leave --force >/dev/null 2>&1
-        # swarm init made docker_gwbridge; leaving does not remove it.
-        [ "$GWBRIDGE_EXISTED" = 1 ] || docker network rm docker_gwbridge >/dev/null 2>&1
+    [ "$SWARM_USED" = 1 ] && swarm_release
+    if [ "$OWN_TAG" = 1 ]; then
+        for r in "${ROLES[@]}"; do docker image rm "$DEPLOY_IMAGE_PREFIX-$r:$DEPLOY_TAG" >/dev/null 2>&1; done
     fi
     if [ "${DEPLOY_KEEP:-0}" = 1 ]; then say "deploy test: kept $WORK"; else rm -rf "$WORK"; fi
 }
@@ -540,18 +554,26 @@ run_engine() {
     echo "==== $ENGINE: $(($(date +%s) - t0)) s"
 }
 
+# Joins the runs that use this node's swarm (a shared lock on $SWARM_LOCK, on descriptor 9, held
+# to the end of the run), making the swarm first when there is none. The check and the init are
+# done under the exclusive lock, so two runs never both init.
 swarm_ready() {
-    local state
+    local state gwbridge=1
+    exec 9>>"$SWARM_LOCK"
+    flock -x 9
+    SWARM_USED=1
     state=$(docker info --format '{{.Swarm.LocalNodeState}} {{.Swarm.ControlAvailable}}')
     case $state in
-    "active true") return 0 ;;
+    "active true") flock -s 9; return 0 ;;
     "inactive "*)
-        docker network inspect docker_gwbridge >/dev/null 2>&1 || GWBRIDGE_EXISTED=0
+        docker network inspect docker_gwbridge >/dev/null 2>&1 || gwbridge=0
         if out=$(docker swarm init --advertise-addr 127.0.0.1 2>&1); then
-            SWARM_CREATED=1
-            echo "swarm: this node was not in a swarm: docker swarm init (left again at the end)"
+            echo "gwbridge_existed=$gwbridge" >"$SWARM_MARKER"
+            echo "swarm: this node was not in a swarm: docker swarm init (left by the last run out)"
+            flock -s 9
             return 0
         fi
+        flock -s 9
         fail "swarm: docker swarm init: $out"
         return 1
         ;;
@@ -560,6 +582,19 @@ swarm_ready() {
         return 1
         ;;
     esac
+}
+
+# Leaves the runs that use the swarm; the last one out (its shared lock turns exclusive at once)
+# leaves the swarm if a run of this script made it, and the docker_gwbridge network that
+# `swarm init` made (leaving does not remove it). A swarm that was there before is left alone.
+swarm_release() {
+    if flock -x -n 9 && [ -f "$SWARM_MARKER" ]; then
+        docker swarm leave --force >/dev/null 2>&1
+        grep -qx 'gwbridge_existed=1' "$SWARM_MARKER" || docker network rm docker_gwbridge >/dev/null 2>&1
+        rm -f "$SWARM_MARKER"
+        say "deploy test: the last run out of the swarm a run of this script made: left it"
+    fi
+    exec 9>&-
 }
 
 # ---- run -------------------------------------------------------------------------------------------
