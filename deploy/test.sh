@@ -28,10 +28,11 @@
 # named after it (the compose project and the stack `ctrlinit-deploy-PID`, their networks, and
 # the role images, tagged `run-PID` unless DEPLOY_TAG says otherwise), and the swarm, the one
 # thing a host has only one of, is shared: each run holds a shared lock on
-# /run/lock/ctrlinit-deploy-swarm while it uses it, and the last run out leaves it only if a run
-# of this script made it. Cleans up everything it created (containers, stacks, networks, its role
-# images, the work directory) on any exit and nothing of another run's; the base image stays
-# cached (its name is the hash of its recipe, and no run changes it).
+# /run/lock/ctrlinit-deploy-swarm while it uses it (joining and leaving take turns under a
+# second lock), and the last run out leaves it only if a run of this script made it. Cleans up
+# everything it created (containers, stacks, networks, its role images, the work directory) on
+# any exit and nothing of another run's; the base image stays cached (its name is the hash of
+# its recipe, and no run changes it).
 # Polls with deadlines, never sleeps to synchronise. Output: PASS:/FAIL: lines, exit 1 on a FAIL.
 #
 # Environment: DEPLOY_CHAOS_SECONDS (30 per engine), DEPLOY_ENGINES ("compose swarm"),
@@ -555,25 +556,27 @@ run_engine() {
 }
 
 # Joins the runs that use this node's swarm (a shared lock on $SWARM_LOCK, on descriptor 9, held
-# to the end of the run), making the swarm first when there is none. The check and the init are
-# done under the exclusive lock, so two runs never both init.
+# to the end of the run), making the swarm first when there is none. Joining and leaving happen
+# under a second, exclusive lock ($SWARM_LOCK.turn, descriptor 8), so two runs never both init,
+# and none leaves between another's look and its join.
 swarm_ready() {
     local state gwbridge=1
-    exec 9>>"$SWARM_LOCK"
-    flock -x 9
+    exec 8>>"$SWARM_LOCK.turn" 9>>"$SWARM_LOCK"
+    flock -x 8
+    flock -s 9
     SWARM_USED=1
     state=$(docker info --format '{{.Swarm.LocalNodeState}} {{.Swarm.ControlAvailable}}')
     case $state in
-    "active true") flock -s 9; return 0 ;;
+    "active true") flock -u 8; return 0 ;;
     "inactive "*)
         docker network inspect docker_gwbridge >/dev/null 2>&1 || gwbridge=0
         if out=$(docker swarm init --advertise-addr 127.0.0.1 2>&1); then
             echo "gwbridge_existed=$gwbridge" >"$SWARM_MARKER"
             echo "swarm: this node was not in a swarm: docker swarm init (left by the last run out)"
-            flock -s 9
+            flock -u 8
             return 0
         fi
-        flock -s 9
+        flock -u 8
         fail "swarm: docker swarm init: $out"
         return 1
         ;;
@@ -588,13 +591,16 @@ swarm_ready() {
 # leaves the swarm if a run of this script made it, and the docker_gwbridge network that
 # `swarm init` made (leaving does not remove it). A swarm that was there before is left alone.
 swarm_release() {
+    flock -x 8
     if flock -x -n 9 && [ -f "$SWARM_MARKER" ]; then
         docker swarm leave --force >/dev/null 2>&1
         grep -qx 'gwbridge_existed=1' "$SWARM_MARKER" || docker network rm docker_gwbridge >/dev/null 2>&1
         rm -f "$SWARM_MARKER"
         say "deploy test: the last run out of the swarm a run of this script made: left it"
+    elif [ -f "$SWARM_MARKER" ]; then
+        say "deploy test: other runs still use the swarm: left to the last of them"
     fi
-    exec 9>&-
+    exec 9>&- 8>&-
 }
 
 # ---- run -------------------------------------------------------------------------------------------
