@@ -6,6 +6,8 @@
 //! exits 1.
 
 mod common;
+#[path = "common/snapshots.rs"]
+mod snapshots;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +15,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
+use snapshots::files_of;
 
 fn inputs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import/inputs")
@@ -89,18 +92,6 @@ fn normalize(text: &str, out: &Path) -> String {
     text.replace(out.to_str().unwrap(), "{out}")
         .replace(inputs_dir().to_str().unwrap(), "{inputs}")
         .replace(own_dir().to_str().unwrap(), "{own}")
-}
-
-/// The files of a directory by name.
-fn files_of(dir: &Path) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            out.insert(name, std::fs::read_to_string(e.path()).unwrap());
-        }
-    }
-    out
 }
 
 /// The `${NAME}` references of an output (not INSTANCE, INSTANCES) and its `user`s.
@@ -205,39 +196,7 @@ fn every_input_imports_as_its_snapshot_and_checks() {
         }
         got.insert("report.txt".into(), normalize(&ran.stderr, &out));
         let expected = expected_dir().join(name);
-        if update {
-            let _ = std::fs::remove_dir_all(&expected);
-            std::fs::create_dir_all(&expected).unwrap();
-            for (f, text) in &got {
-                std::fs::write(expected.join(f), text).unwrap();
-            }
-        } else {
-            let want = files_of(&expected);
-            if want.keys().collect::<Vec<_>>() != got.keys().collect::<Vec<_>>() {
-                failures.push(format!(
-                    "{name}: files {:?}, expected {:?} (CTRLINIT_UPDATE_SNAPSHOTS=1 rewrites the snapshots)",
-                    got.keys().collect::<Vec<_>>(),
-                    want.keys().collect::<Vec<_>>()
-                ));
-            }
-            for (f, text) in &got {
-                if let Some(w) = want.get(f)
-                    && w != text
-                {
-                    let line = w
-                        .lines()
-                        .zip(text.lines())
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(w.lines().count().min(text.lines().count()));
-                    failures.push(format!(
-                        "{name}/{f} differs from its snapshot at line {}:\n  expected: {:?}\n  got:      {:?}",
-                        line + 1,
-                        w.lines().nth(line).unwrap_or(""),
-                        text.lines().nth(line).unwrap_or("")
-                    ));
-                }
-            }
-        }
+        failures.extend(snapshots::compare_or_update(name, &expected, &got, update));
         let checked = check_output(&out, tmp.path());
         if checked.code != 0 {
             failures.push(format!(

@@ -8,12 +8,14 @@
 //! order. Input that cannot be read safely is refused or reported, never a panic.
 
 mod common;
+#[path = "common/snapshots.rs"]
+mod snapshots;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
+use snapshots::files_of;
 
 fn base() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import/s6")
@@ -50,15 +52,6 @@ fn import_s6(cwd: &Path, root: &str, out: &Path) -> Ran {
     )
 }
 
-fn files_of(dir: &Path) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        out.insert(name, std::fs::read_to_string(e.path()).unwrap());
-    }
-    out
-}
-
 fn check(conf: &Path) -> Ran {
     let mut cmd = Command::new(bin());
     cmd.arg("check").arg("--config-dir").arg(conf);
@@ -89,33 +82,7 @@ fn every_layout_imports_as_its_snapshot_and_checks() {
             ran.stderr.replace(out.to_str().unwrap(), "{out}"),
         );
         let expected = base().join("expected").join(name);
-        if update {
-            let _ = std::fs::remove_dir_all(&expected);
-            std::fs::create_dir_all(&expected).unwrap();
-            for (f, text) in &got {
-                std::fs::write(expected.join(f), text).unwrap();
-            }
-        } else {
-            let want = files_of(&expected);
-            if want.keys().collect::<Vec<_>>() != got.keys().collect::<Vec<_>>() {
-                failures.push(format!(
-                    "{name}: files {:?}, expected {:?} (CTRLINIT_UPDATE_SNAPSHOTS=1 rewrites the snapshots)",
-                    got.keys().collect::<Vec<_>>(),
-                    want.keys().collect::<Vec<_>>()
-                ));
-            }
-            for (f, text) in &got {
-                if let Some(w) = want.get(f).filter(|w| *w != text) {
-                    let line = w.lines().zip(text.lines()).position(|(a, b)| a != b);
-                    failures.push(format!(
-                        "{name}/{f} differs from its snapshot at line {}:\n  expected: {:?}\n  got:      {:?}",
-                        line.map_or(0, |l| l + 1),
-                        line.and_then(|l| w.lines().nth(l)).unwrap_or(""),
-                        line.and_then(|l| text.lines().nth(l)).unwrap_or("")
-                    ));
-                }
-            }
-        }
+        failures.extend(snapshots::compare_or_update(name, &expected, &got, update));
         let checked = check(&out);
         if checked.code != 0 {
             failures.push(format!(
