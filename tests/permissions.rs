@@ -21,16 +21,28 @@ fn open_up(init: &Init) -> PathBuf {
     client
 }
 
-/// Runs the client as `uid:gid` with no supplementary groups.
+/// Runs the client as `uid:gid` with no supplementary groups. An exec refused with "Text file
+/// busy" is tried again: a process another test thread forks while the copy of the client is
+/// being written holds its write descriptor until that process execs (slow on a loaded machine).
 fn ctl_as(init: &Init, client: &Path, uid: u32, gid: u32, args: &[&str]) -> Ran {
-    let mut cmd = Command::new("setpriv");
-    cmd.arg(format!("--reuid={uid}"))
-        .arg(format!("--regid={gid}"))
-        .arg("--clear-groups")
-        .arg(client)
-        .args(args)
-        .env("CTRLINIT_SOCKET", &init.socket);
-    run_with_deadline(cmd, Duration::from_secs(15))
+    let run = || {
+        let mut cmd = Command::new("setpriv");
+        cmd.arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={gid}"))
+            .arg("--clear-groups")
+            .arg(client)
+            .args(args)
+            .env("CTRLINIT_SOCKET", &init.socket);
+        run_with_deadline(cmd, Duration::from_secs(15))
+    };
+    let mut last = None;
+    wait_until_soft(Duration::from_secs(10), || {
+        let r = run();
+        let busy = r.code == 126 && r.all().contains("Text file busy");
+        last = Some(r);
+        (!busy).then_some(())
+    });
+    last.expect("the client ran")
 }
 
 fn mode(path: &Path) -> u32 {
