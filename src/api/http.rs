@@ -252,8 +252,8 @@ async fn route(target: &str, handles: &Handles) -> Answer {
 fn boot_id() -> &'static str {
     static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BOOT.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/random/uuid")
-            .map(|s| s.trim().to_string())
+        crate::sys::files::read_regular(std::path::Path::new("/proc/sys/kernel/random/uuid"), 64)
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
             .unwrap_or_else(|_| {
                 let t = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
