@@ -14,7 +14,6 @@
 //! Kubernetes' working-set figure, which leaves out inactive file pages, stops counting).
 
 use std::ffi::c_void;
-use std::fs;
 use std::ptr::NonNull;
 
 use nix::sys::mman::{MmapAdvise, madvise};
@@ -110,7 +109,7 @@ fn trim_heap() {
 
 /// Lists the mappings whose page-table entries may be dropped, and trims the heap.
 fn cold_mappings() -> Vec<ColdCandidate> {
-    let cold = fs::read_to_string("/proc/self/smaps")
+    let cold = read_smaps()
         .map(|smaps| droppable_mappings(&smaps))
         .unwrap_or_default();
     // After the smaps text is freed: it is large, and trimming before reading it left its
@@ -133,40 +132,30 @@ fn drop_mappings(cold: &[ColdCandidate]) {
         let Some(addr) = NonNull::new(m.start as *mut c_void) else {
             continue;
         };
-        // SAFETY: as in `release_cold_memory`: a private, non-writable file mapping holding no
-        // anonymous page; its pages are exactly the file's and fault back in on access.
-        let _ = unsafe { madvise(addr, m.end - m.start, MmapAdvise::MADV_DONTNEED) };
-    }
-}
-
-/// Drops the page-table entries of every read-only, unmodified file mapping and returns freed
-/// heap to the kernel. Call it when the init has gone idle after a burst of work.
-pub fn release_cold_memory() -> Released {
-    // SAFETY: malloc_trim only returns free heap pages to the kernel; it takes malloc's own
-    // locks, so it is safe beside other threads allocating.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-    let Ok(smaps) = fs::read_to_string("/proc/self/smaps") else {
-        return Released::default();
-    };
-    let mut released = Released::default();
-    for m in droppable_mappings(&smaps) {
-        let Some(addr) = NonNull::new(m.start as *mut c_void) else {
-            continue;
-        };
         // SAFETY: the range is a private file mapping that is not writable and holds no
         // anonymous (copy-on-write) page, so every resident page is an unmodified page-cache
         // page: MADV_DONTNEED only unmaps it, and the next access faults in the same bytes
         // from the file. No Rust object lives in it (it is code and read-only data), and a
         // thread executing in it merely takes a minor fault. RELRO data and relocated pages
         // are anonymous copies and are excluded by `droppable_mappings`.
-        if unsafe { madvise(addr, m.end - m.start, MmapAdvise::MADV_DONTNEED) }.is_ok() {
-            released.mappings += 1;
-            released.resident_kib += m.rss_kib;
-        }
+        let _ = unsafe { madvise(addr, m.end - m.start, MmapAdvise::MADV_DONTNEED) };
     }
-    released
+}
+
+/// Drops the page-table entries of every read-only, unmodified file mapping and returns freed
+/// heap to the kernel, as the release thread does after a quiet spell: the same steps, at once.
+pub fn release_cold_memory() -> Released {
+    let cold = cold_mappings();
+    drop_mappings(&cold);
+    summary(&cold)
+}
+
+/// The text of `/proc/self/smaps`, read as every file is (bounded: a few hundred mappings are
+/// tens of KiB; past the cap nothing is released rather than the read growing unbounded).
+fn read_smaps() -> Option<String> {
+    let bytes =
+        super::files::read_regular(std::path::Path::new("/proc/self/smaps"), 8 << 20).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// The mappings in `smaps` text that are file-backed, private, not writable, resident, and hold
