@@ -598,6 +598,8 @@ def restart(ctx, tool, d, kills, spacing):
             "min_ms": min(lat),
             "max_ms": max(lat),
             "kills": len(lat),
+            # Every restart, for the distribution in restart.svg (plots.py).
+            "samples_ms": [round(x, 3) for x in lat],
         }
     finally:
         ns.close()
@@ -1128,6 +1130,11 @@ def main():
     md = render(info, raw, errors, available)
     with open(args.out, "w") as f:
         f.write(md)
+    # The plots next to the table (benches/plots.py; `plots.py --from-results` redraws them).
+    import plots
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    plots.write_compare({"info": info, "raw": raw}, os.path.join(out_dir, "compare.svg"))
+    plots.write_restart({"info": info, "raw": raw}, os.path.join(out_dir, "restart.svg"))
     print(md)
     if not args.workdir:
         shutil.rmtree(root, ignore_errors=True)

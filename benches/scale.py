@@ -179,6 +179,8 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")
+        import plots  # the curves next to the table (plots.py --from-results redraws them)
+        plots.write_scale(results, os.path.join(os.path.dirname(os.path.abspath(args.out)), "scale.svg"))
 
 
 if __name__ == "__main__":

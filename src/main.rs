@@ -238,12 +238,15 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
         }
     };
     sys::signals::ignore_unhandled(forward_all);
+    // Before anything reads a relative path: they are resolved against the directory left.
+    sys::init::leave_working_directory();
     sys::init::ensure_stdio_open();
     sys::init::cloexec_inherited_fds();
     sys::init::two_malloc_arenas();
     sys::init::harden_self();
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());
-    let load = load_options(cli, main);
+    let mut load = load_options(cli, main);
+    load.dir = sys::init::resolve(&load.dir);
     let overrides = config::Overrides::from_env(cli.socket.clone());
     // A config that cannot fit under the descriptor limit is refused as any bad config is.
     let loaded = config::load_with(&load, &overrides)

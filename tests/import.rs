@@ -84,7 +84,24 @@ fn import_case(main: &Path, out: &Path) -> Ran {
         inputs_dir()
     };
     let rel = main.strip_prefix(&base).unwrap();
-    import_in(&base, &[rel.to_str().unwrap(), "-o", out.to_str().unwrap()])
+    let mut cmd = Command::new(bin());
+    cmd.arg("import")
+        .args([rel.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .current_dir(&base);
+    // `import-env` next to an input: the environment supervisord would start with there
+    // (`KEY=VALUE` lines, `{dir}` the input's directory, `;` comments), for `%(ENV_X)s` read at import.
+    let dir = main.parent().unwrap();
+    for line in std::fs::read_to_string(dir.join("import-env"))
+        .unwrap_or_default()
+        .lines()
+    {
+        if line.starts_with(';') {
+            continue;
+        }
+        let (k, v) = line.split_once('=').unwrap();
+        cmd.env(k, v.replace("{dir}", dir.to_str().unwrap()));
+    }
+    run_with_deadline(cmd, DEADLINE)
 }
 
 /// The machine-specific parts of an output made the same everywhere.
@@ -824,4 +841,46 @@ fn the_imported_readthedocs_redis_is_the_real_daemon_and_answers_ping() {
             && log.iter().any(|l| l.contains("Redis is now ready to exit")),
         "{log:?}"
     );
+}
+
+#[test]
+fn an_environment_variable_in_include_files_is_read_from_the_imports_environment() {
+    // supervisord expands %(ENV_X)s in [include] files from its environment at start: the
+    // import reads the same variable from its own, says the value it used, and refuses an
+    // unset one as supervisord refuses to start.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("home/conf.d")).unwrap();
+    std::fs::write(
+        dir.path().join("main.conf"),
+        "[supervisord]\nnodaemon=true\n\n[include]\nfiles = %(ENV_CONF_HOME)s/conf.d/*.conf\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("home/conf.d/app.conf"),
+        "[program:app]\ncommand=/bin/true\n",
+    )
+    .unwrap();
+    let home = dir.path().join("home");
+    let mut cmd = Command::new(bin());
+    cmd.args(["import", "main.conf"])
+        .current_dir(dir.path())
+        .env("CONF_HOME", &home);
+    let ran = run_with_deadline(cmd, DEADLINE);
+    assert_eq!(ran.code, 0, "{}", ran.all());
+    assert!(ran.stdout.contains("[program.app]"), "{}", ran.all());
+    assert!(
+        ran.stderr
+            .contains(&format!("CONF_HOME={:?}", home.to_str().unwrap())),
+        "the value used is said: {}",
+        ran.stderr
+    );
+    let mut cmd = Command::new(bin());
+    cmd.args(["import", "main.conf"])
+        .current_dir(dir.path())
+        .env_remove("CONF_HOME");
+    let ran = run_with_deadline(cmd, DEADLINE);
+    assert_eq!(ran.code, 2, "{}", ran.all());
+    for says in ["main.conf:5", "CONF_HOME, which is not set", "fix: "] {
+        assert!(ran.stderr.contains(says), "{says:?} in {}", ran.stderr);
+    }
 }

@@ -1,8 +1,6 @@
 //! The readiness check a program starts with (`ready`), and the probe addresses both it and the
 //! liveness checks (`[program.NAME.health]`, see `health.rs`) are written with.
 
-use std::path::PathBuf;
-
 use super::reader::{Reader, Value, get, join};
 use super::spec::{HttpTarget, LinePattern, ReadyCheck, ReadyProbe};
 use super::targets::{UrlProblem, parse_http_url, parse_tcp_target};
@@ -48,7 +46,7 @@ pub(super) fn read_ready(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Optio
         "fd" => ReadyProbe::Fd(notification_fd(r, pv, &probe_key)?),
         "log" => ReadyProbe::Log(line_pattern(r, pv, &probe_key)?),
         "uptime" => ReadyProbe::Uptime(uptime(r, pv, &probe_key)?),
-        _ => ReadyProbe::File(PathBuf::from(r.string(pv, &probe_key)?)),
+        _ => ReadyProbe::File(crate::sys::init::resolve(r.string(pv, &probe_key)?)),
     };
     Some(ReadyCheck { probe, interval })
 }

@@ -1,8 +1,6 @@
 //! The `[program.NAME.health]` table: a liveness check, its thresholds, and the sd_notify
 //! watchdog.
 
-use std::path::PathBuf;
-
 use super::checks::{http_target, tcp_target};
 use super::reader::{Reader, Value, get, join};
 use super::spec::{HealthProbe, HealthSettings, OnHealthFailure};
@@ -144,7 +142,7 @@ fn read_check(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Option<HealthPro
         "tcp" => HealthProbe::Tcp(tcp_target(r, pv, &key)?),
         "exec" => HealthProbe::Exec(r.command(pv, &key)?),
         "heartbeat" => {
-            let file = PathBuf::from(r.string(pv, &key)?);
+            let file = crate::sys::init::resolve(r.string(pv, &key)?);
             let Some(age) = get(table, "max_age") else {
                 r.error(
                     &v.span(),

@@ -102,7 +102,7 @@ fn read_places(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSettings)
             || default.clone(),
             |v| {
                 r.string(v, &format!("init.{key}"))
-                    .map_or_else(|| default.clone(), PathBuf::from)
+                    .map_or_else(|| default.clone(), crate::sys::init::resolve)
             },
         )
     };

@@ -69,15 +69,15 @@ impl Overrides {
     pub fn apply(&self, config: &mut Config) {
         let chosen = &mut config.init.chosen;
         if let Some(s) = &self.socket {
-            config.init.socket = s.clone();
+            config.init.socket = crate::sys::init::resolve(s);
             chosen.socket = true;
         }
         if let Some(d) = &self.log_dir {
-            config.init.log_dir = d.clone();
+            config.init.log_dir = crate::sys::init::resolve(d);
             chosen.log_dir = true;
         }
         if let Some(d) = &self.crash_dir {
-            config.init.crash_dir = d.clone();
+            config.init.crash_dir = crate::sys::init::resolve(d);
             chosen.crash_dir = true;
         }
     }

@@ -3,7 +3,6 @@
 //! (duplicates, dependencies, cycles) happen in `load`.
 
 use std::ops::Range;
-use std::path::PathBuf;
 
 use nix::sys::resource::Resource;
 use toml::de::{DeTable, DeValue};
@@ -253,7 +252,7 @@ fn read_forking(
     let key = |k: &str| join(path, k);
     let pidfile = get(table, "pidfile");
     match (forking, pidfile) {
-        (true, Some(v)) => spec.pidfile = r.string(v, &key("pidfile")).map(PathBuf::from),
+        (true, Some(v)) => spec.pidfile = r.string(v, &key("pidfile")).map(crate::sys::init::resolve),
         (true, None) => {
             let span = get(table, "type").map_or(0..0, |v| v.span());
             r.error(
@@ -419,10 +418,10 @@ fn read_pre_stop(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut
 fn read_environment(r: &mut Reader<'_>, table: &DeTable<'_>, path: &str, spec: &mut ProgramSpec) {
     let key = |k: &str| join(path, k);
     if let Some(v) = get(table, "workdir") {
-        spec.workdir = r.string(v, &key("workdir")).map(PathBuf::from);
+        spec.workdir = r.string(v, &key("workdir")).map(crate::sys::init::resolve);
     }
     if let Some(v) = get(table, "env_file") {
-        spec.env_file = r.string(v, &key("env_file")).map(PathBuf::from);
+        spec.env_file = r.string(v, &key("env_file")).map(crate::sys::init::resolve);
         // One that exists must be a file: a FIFO would hang the start, a device never end.
         if let Some(path) = &spec.env_file
             && let Some(kind) = crate::sys::files::not_regular(path)

@@ -50,7 +50,7 @@ pub fn read_input(main: &Path) -> Result<Input, Vec<InputError>> {
             "add files = conf.d/*.conf (patterns relative to this file), or remove [include]",
         )]);
     };
-    let patterns = include_patterns(main, &files).map_err(|e| vec![e])?;
+    let patterns = include_patterns(main, &files, &mut input.notes).map_err(|e| vec![e])?;
     // Matched against the main file's directory as given, so that the report names the
     // included files as the user would; %(here)s is the absolute directory.
     let base = main.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -98,26 +98,63 @@ pub fn read_input(main: &Path) -> Result<Input, Vec<InputError>> {
     }
 }
 
-/// `[include] files` expanded (`%(here)s` is the main file's absolute directory): the patterns.
-fn include_patterns(main: &Path, files: &Opt) -> Result<String, InputError> {
+/// `[include] files` expanded as supervisord expands it at start: `%(here)s` is the main
+/// file's absolute directory, `%(ENV_X)s` the variable X of the import's environment (which
+/// stands for supervisord's; each value used is said in a note). An unset variable is an
+/// error, as supervisord refuses to start on it. Returns the patterns.
+fn include_patterns(main: &Path, files: &Opt, notes: &mut Vec<Note>) -> Result<String, InputError> {
     let here = absolute(main)
         .parent()
         .map(|d| d.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let used = std::cell::RefCell::new(Vec::<(String, Option<String>)>::new());
     let lookup = |k: &str| match k {
         "here" => Some(Value::Str(here.clone())),
         "host_node_name" => Some(Value::Text(Text(vec![Piece::Env("HOSTNAME".into())]))),
-        k => k
-            .strip_prefix("ENV_")
-            .map(|n| Value::Text(Text(vec![Piece::Env(n.to_string())]))),
+        k => {
+            let name = k.strip_prefix("ENV_")?;
+            let value = std::env::var(name).ok();
+            used.borrow_mut().push((name.to_string(), value.clone()));
+            value.map(Value::Str)
+        }
     };
-    match expand(&files.value, &lookup) {
+    let expanded = expand(&files.value, &lookup);
+    let used = used.into_inner();
+    if let Some((name, _)) = used.iter().find(|(_, v)| v.is_none()) {
+        return Err(InputError::at(
+            &files.file,
+            files.line,
+            format!(
+                "[include] files: %(ENV_{name})s names the environment variable {name}, which is not set (supervisord would refuse to start: \"Format string … contains names ('ENV_{name}') which cannot be expanded\")"
+            ),
+            &format!(
+                "run the import with {name} set as supervisord would have it at start ({name}=… ctrlinit import …), or write the patterns out"
+            ),
+        ));
+    }
+    for (name, value) in &used {
+        let value = value.as_deref().unwrap_or_default();
+        let note = Note::at(
+            &files.file,
+            files.line,
+            "[include] files",
+            format!(
+                "%(ENV_{name})s expanded from the import's environment: {name}={value:?} (supervisord expands it from its own, at start)"
+            ),
+            format!(
+                "if supervisord runs with another {name}, import again with {name} set to that"
+            ),
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    match expanded {
         Ok((text, _)) => text.as_static().ok_or_else(|| {
             InputError::at(
                 &files.file,
                 files.line,
-                "[include] files names an environment variable, which the import cannot read"
-                    .into(),
+                "[include] files names the host name, which the import cannot know".into(),
                 "write the patterns out",
             )
         }),

@@ -80,6 +80,10 @@ pub(super) struct ChildPlan<'a> {
     pub envp: &'a [*const libc::c_char],
     /// Working directory.
     pub workdir: Option<&'a std::ffi::CStr>,
+    /// The directory ctrlinit was started in (it moved itself to `/`): entered first, so the
+    /// program starts where it would have; if it cannot be entered (gone, or closed to the
+    /// program's user) the program starts in `/`, as it would have been inherited unreadable.
+    pub inherited_dir: Option<&'a std::ffi::CStr>,
     /// Descriptors for 0, 1 and 2.
     pub stdio: [libc::c_int; 3],
     /// Write end of the exec-status pipe (close-on-exec).
@@ -122,6 +126,9 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
     unsafe {
         place_descriptors(plan);
         enter_session(plan);
+        if let Some(dir) = plan.inherited_dir {
+            libc::chdir(dir.as_ptr());
+        }
         if let Some(dir) = plan.workdir
             && libc::chdir(dir.as_ptr()) < 0
         {

@@ -133,6 +133,7 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         argv: &argv_ptrs,
         envp: &envp_ptrs,
         workdir: strings.workdir.as_deref(),
+        inherited_dir: strings.inherited_dir.as_deref(),
         stdio: stdio.raw(),
         status_fd: status_w.as_raw_fd(),
         umask: launch.umask,
@@ -219,6 +220,7 @@ struct CStrings {
     candidates: Vec<CString>,
     envp: Vec<CString>,
     workdir: Option<CString>,
+    inherited_dir: Option<CString>,
 }
 
 impl CStrings {
@@ -256,11 +258,14 @@ impl CStrings {
             .workdir
             .map(|d| cstring(d.as_os_str().as_bytes().to_vec()))
             .transpose()?;
+        let inherited_dir = crate::sys::init::original_cwd()
+            .and_then(|d| CString::new(d.as_os_str().as_bytes().to_vec()).ok());
         Ok(CStrings {
             argv,
             candidates,
             envp,
             workdir,
+            inherited_dir,
         })
     }
 }

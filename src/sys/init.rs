@@ -70,6 +70,42 @@ pub fn signal_group(pgid: i32, signal: Signal) {
     }
 }
 
+/// Stops ctrlinit itself (SIGSTOP), as a shell job is stopped: its parent sees it stopped, and
+/// SIGCONT resumes it. Only meaningful as a subreaper: the kernel drops a SIGSTOP that PID 1
+/// sends itself.
+pub fn stop_self() {
+    let _ = kill(getpid(), Signal::SIGSTOP);
+}
+
+static ORIGINAL_CWD: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Notes the working directory ctrlinit was started in, then moves ctrlinit itself to `/`, as
+/// dumb-init does: an init that runs for the container's life must not keep the directory it
+/// was started in busy (a mount under it could not be unmounted, a deleted one stays allocated).
+/// Relative paths ctrlinit uses go through [`resolve`]; programs start in the original directory
+/// (see `process::spawn`). Call once, at start, before anything reads a relative path.
+pub fn leave_working_directory() {
+    if let Ok(dir) = std::env::current_dir() {
+        let _ = ORIGINAL_CWD.set(dir);
+    }
+    let _ = nix::unistd::chdir("/");
+}
+
+/// The directory ctrlinit was started in, once [`leave_working_directory`] ran.
+pub fn original_cwd() -> Option<&'static std::path::Path> {
+    ORIGINAL_CWD.get().map(|p| p.as_path())
+}
+
+/// `path` as it read in the directory ctrlinit was started in: a relative path joined to it,
+/// anything else unchanged (also when ctrlinit never left it).
+pub fn resolve(path: impl AsRef<std::path::Path>) -> std::path::PathBuf {
+    let path = path.as_ref();
+    match original_cwd() {
+        Some(base) if path.is_relative() && !path.as_os_str().is_empty() => base.join(path),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// Whether process group `pgid` has any member left (zombies count until reaped).
 pub fn group_exists(pgid: i32) -> bool {
     !matches!(kill(Pid::from_raw(-pgid), None), Err(Errno::ESRCH))

@@ -54,24 +54,22 @@ pub fn block_handled(forward_all: bool) -> nix::Result<SigSet> {
     Ok(set)
 }
 
-/// Whether signal `n` can be forwarded to a `--` command: not SIGKILL or SIGSTOP (they cannot
-/// be caught), not those only ctrlinit's own faults raise (SEGV, BUS, FPE, ILL, TRAP, SYS,
-/// ABRT), not the two real-time signals the C library keeps for its threads.
+/// Whether signal `n` can be forwarded to a `--` command: every signal but SIGKILL and SIGSTOP
+/// (they cannot be caught) and the real-time signals the C library keeps for its threads, as
+/// dumb-init does.
+///
+/// The fault signals (SEGV, BUS, FPE, ILL, TRAP, SYS) and ABRT are forwarded too: blocking them
+/// only catches the ones another process sends with `kill`. A real fault in any of ctrlinit's
+/// threads still ends it: the kernel raises a fault's signal with `force_sig`, which unblocks it
+/// in the faulting thread and resets a blocked signal's action to the default (kill, with a
+/// core) before it is delivered, there and then, so the signalfd never sees it (and as PID 1 the
+/// same force lifts the namespace init's protection). `abort()` unblocks SIGABRT before raising
+/// it (glibc and musl), thread-directed, so it kills too. `tests/dumb_init_compat.rs` faults each
+/// thread of a running ctrlinit from outside (its instruction pointer set to 0) to show it.
 pub fn forwardable(n: libc::c_int) -> bool {
-    let fault = matches!(
-        n,
-        libc::SIGKILL
-            | libc::SIGSTOP
-            | libc::SIGSEGV
-            | libc::SIGBUS
-            | libc::SIGFPE
-            | libc::SIGILL
-            | libc::SIGTRAP
-            | libc::SIGSYS
-            | libc::SIGABRT
-    );
+    let uncatchable = matches!(n, libc::SIGKILL | libc::SIGSTOP);
     let reserved = n > libc::SIGSYS && n < libc::SIGRTMIN();
-    !fault && !reserved && n >= 1 && n <= libc::SIGRTMAX()
+    !uncatchable && !reserved && n >= 1 && n <= libc::SIGRTMAX()
 }
 
 /// The signal state ctrlinit was started with, for a `--` command to start with (tini's

@@ -46,7 +46,8 @@ impl Runner {
     /// With a `--` command, as tini does: TERM, INT and QUIT start the container's stop and
     /// reach the command as they came (a repeat is forwarded again, never turned into a kill);
     /// every other signal is forwarded to its process group as it came. A SIGPIPE ctrlinit
-    /// raised itself (a write of its own to a closed pipe) is not the command's.
+    /// raised itself (a write of its own to a closed pipe) is not the command's. Not PID 1,
+    /// TSTP, TTIN and TTOU stop ctrlinit too, once forwarded.
     fn passthrough_signal(&mut self, a: &Arrived) {
         if a.signo == libc::SIGPIPE && a.sender == std::process::id() as i32 {
             return;
@@ -62,6 +63,13 @@ impl Runner {
             return;
         }
         self.forward(a.signo);
+        if self.opts.role == Role::Subreaper
+            && matches!(a.signo, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU)
+        {
+            // A shell's job (dumb-init's behaviour): the command stopped, so does ctrlinit, and
+            // the shell sees its job stopped; SIGCONT resumes ctrlinit, which forwards it.
+            crate::sys::init::stop_self();
+        }
     }
 
     /// Sends signal `signo` to the `--` command's process group, as it came.

@@ -83,7 +83,7 @@ impl Runner {
         let cwd = spec
             .workdir
             .clone()
-            .or_else(|| std::env::current_dir().ok())
+            .or_else(|| crate::sys::init::original_cwd().map(|d| d.to_path_buf()))
             .unwrap_or_else(|| "/".into());
         let claimed_core = match exit {
             Exit::Signal {
