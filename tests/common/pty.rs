@@ -95,7 +95,7 @@ impl Pty {
     }
 
     /// Reads what is available, waiting at most `wait` for the first bytes.
-    fn pump(&mut self, wait: Duration) {
+    pub fn pump(&mut self, wait: Duration) {
         let mut fds = [nix::poll::PollFd::new(
             std::os::fd::AsFd::as_fd(&self.master),
             nix::poll::PollFlags::POLLIN,
@@ -110,6 +110,11 @@ impl Pty {
                 Err(_) => break,
             }
         }
+    }
+
+    /// The terminal's modes now (a pty's master reads its slave's: raw or cooked, echo).
+    pub fn termios(&self) -> nix::sys::termios::Termios {
+        nix::sys::termios::tcgetattr(&self.master).expect("tcgetattr on the pty")
     }
 
     /// Changes the terminal's size (the kernel sends SIGWINCH to its foreground group).

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ratatui::crossterm::cursor::{Hide, Show};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 
 /// Whether the terminal is in the view's mode now (so it is restored once, not twice).
@@ -20,14 +20,19 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 pub struct Guard(());
 
 impl Guard {
-    /// Puts the terminal in raw mode on the alternate screen, cursor hidden.
+    /// Puts the terminal in raw mode on the alternate screen, cleared, cursor hidden.
     pub fn enter() -> io::Result<Guard> {
         install_panic_hook();
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
         // From here on a failure restores what was done (the guard drops).
         let guard = Guard(());
-        execute!(io::stdout(), EnterAlternateScreen, Hide)?;
+        execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            Clear(ClearType::All),
+            Hide
+        )?;
         Ok(guard)
     }
 }

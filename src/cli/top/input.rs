@@ -25,8 +25,7 @@ pub enum Intent {
 }
 
 /// The key help shown in the footer.
-pub const HELP: &str =
-    "↑/↓ select · r restart · s stop · u start · l logs · q quit";
+pub const HELP: &str = "↑/↓ select · r restart · s stop · u start · l logs · q quit";
 
 /// What `key` means in `mode`.
 pub fn intent(key: &KeyEvent, mode: &Mode) -> Intent {
@@ -77,8 +76,14 @@ mod tests {
             intent(&key(KeyCode::Char('r')), &t),
             Intent::Ask(Action::Restart)
         );
-        assert_eq!(intent(&key(KeyCode::Char('s')), &t), Intent::Ask(Action::Stop));
-        assert_eq!(intent(&key(KeyCode::Char('u')), &t), Intent::Ask(Action::Start));
+        assert_eq!(
+            intent(&key(KeyCode::Char('s')), &t),
+            Intent::Ask(Action::Stop)
+        );
+        assert_eq!(
+            intent(&key(KeyCode::Char('u')), &t),
+            Intent::Ask(Action::Start)
+        );
         assert_eq!(intent(&key(KeyCode::Char('l')), &t), Intent::Logs);
         assert_eq!(intent(&key(KeyCode::Char('q')), &t), Intent::Quit);
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
@@ -92,7 +97,11 @@ mod tests {
         assert_eq!(intent(&key(KeyCode::Char('n')), &asking), Intent::Back);
         assert_eq!(intent(&key(KeyCode::Char('q')), &asking), Intent::Back);
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(intent(&ctrl_c, &asking), Intent::Quit, "Ctrl-C always quits");
+        assert_eq!(
+            intent(&ctrl_c, &asking),
+            Intent::Quit,
+            "Ctrl-C always quits"
+        );
     }
 
     #[test]

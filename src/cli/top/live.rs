@@ -75,8 +75,9 @@ fn draw_loop(
     rx: &mpsc::Receiver<Msg>,
     tx: &Sender<Msg>,
 ) -> io::Result<Flow> {
+    // No `clear()`: it asks the terminal where its cursor is and waits for the answer; the
+    // guard cleared the screen already.
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-    terminal.clear()?;
     loop {
         terminal.draw(|f| render::draw(f, model))?;
         // The feeds hold senders as long as they run; the refresher never stops by itself.
@@ -136,8 +137,7 @@ fn on_intent(model: &mut Model, i: Intent, socket: &Path, tx: &Sender<Msg>) -> F
             }
         }
         Intent::Confirm => {
-            if let Mode::Confirm(action, name) = std::mem::replace(&mut model.mode, Mode::Table)
-            {
+            if let Mode::Confirm(action, name) = std::mem::replace(&mut model.mode, Mode::Table) {
                 model.note = format!("{} {name}…", action.verb());
                 feeds::act(socket.to_path_buf(), action, name, tx.clone());
             }

@@ -47,7 +47,16 @@ pub enum Mode {
 
 /// The column headings of a row, in the order of [`Row::cells`].
 pub const COLUMNS: [&str; 10] = [
-    "NAME", "STATE", "HEALTH", "PIDS", "CPU%", "MEM", "RUN", "RESTARTS", "UPTIME", "LAST EXIT",
+    "NAME",
+    "STATE",
+    "HEALTH",
+    "PIDS",
+    "CPU%",
+    "MEM",
+    "RUN",
+    "RESTARTS",
+    "UPTIME",
+    "LAST EXIT",
 ];
 
 /// One row of the table: a program (or, later, anything else with a state).
@@ -241,11 +250,7 @@ fn program_row(p: &ProgramStatus, f: Option<&Figures>) -> Row {
     let pids = match p.pids.as_slice() {
         [] => p.pid.map_or("-".into(), |v| v.to_string()),
         [a, b, c, _, ..] => format!("{a} {b} {c} +{}", p.pids.len() - 3),
-        all => all
-            .iter()
-            .map(i32::to_string)
-            .collect::<Vec<_>>()
-            .join(" "),
+        all => all.iter().map(i32::to_string).collect::<Vec<_>>().join(" "),
     };
     Row {
         name: p.name.clone(),
@@ -416,7 +421,10 @@ pub(crate) mod tests {
         let mut programs = snapshot();
         programs.remove(1);
         m.apply_status(10, programs, None, HashMap::new(), None);
-        assert_eq!((m.selected(), m.selected_index()), (Some("worker"), Some(1)));
+        assert_eq!(
+            (m.selected(), m.selected_index()),
+            (Some("worker"), Some(1))
+        );
         // It went too: the first row.
         m.apply_status(11, snapshot()[..1].to_vec(), None, HashMap::new(), None);
         assert_eq!(m.selected(), Some("api"));

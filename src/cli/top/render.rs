@@ -64,13 +64,10 @@ fn draw_table(frame: &mut Frame, model: &Model, area: Rect) {
             }
         })
         .collect();
-    let table = Table::new(
-        rows.into_iter().map(|r| Row::new(r.cells)),
-        constraints,
-    )
-    .header(Row::new(COLUMNS).style(Style::new().add_modifier(Modifier::BOLD)))
-    .column_spacing(2)
-    .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
+    let table = Table::new(rows.into_iter().map(|r| Row::new(r.cells)), constraints)
+        .header(Row::new(COLUMNS).style(Style::new().add_modifier(Modifier::BOLD)))
+        .column_spacing(1)
+        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
     let mut state = TableState::default().with_selected(model.selected_index());
     frame.render_stateful_widget(table, area, &mut state);
 }
@@ -119,7 +116,10 @@ mod tests {
         let mut m = Model::new();
         m.apply_status(
             1,
-            vec![program("api", State::Running), program("db", State::Backoff)],
+            vec![
+                program("api", State::Running),
+                program("db", State::Backoff),
+            ],
             None,
             Default::default(),
             Some(1000),
@@ -132,8 +132,8 @@ mod tests {
         let s = screen(&model(), 80, 10);
         assert!(s[0].starts_with("ctrlinit up 1s · 2 programs"), "{s:#?}");
         assert!(s[1].starts_with("NAME"), "{s:#?}");
-        assert!(s[2].starts_with("api   running"), "{s:#?}");
-        assert!(s[3].starts_with("db    backoff"), "{s:#?}");
+        assert!(s[2].starts_with("api  running"), "{s:#?}");
+        assert!(s[3].starts_with("db   backoff"), "{s:#?}");
         assert!(s[9].starts_with("↑/↓ select"), "{s:#?}");
     }
 
