@@ -6,7 +6,6 @@
 
 mod common;
 #[path = "common/pty.rs"]
-#[allow(dead_code)]
 mod pty;
 
 use std::process::Command;

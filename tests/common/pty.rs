@@ -2,6 +2,9 @@
 //! terminal and standard streams (as `docker run -it` gives PID 1), the test types into it and
 //! reads what it shows.
 
+// Each test binary that includes it uses some of it.
+#![allow(dead_code)]
+
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -70,7 +70,7 @@ impl Sampler {
         for p in programs {
             let mut f = Figures::default();
             if samples.usable {
-                f = self.from_processes(p, samples, elapsed, &mut next);
+                f = self.of_processes(p, samples, elapsed, &mut next);
             }
             if f.memory_bytes.is_none() {
                 f.memory_bytes = p.memory_bytes;
@@ -96,7 +96,7 @@ impl Sampler {
 
     /// A program's figures from its processes' samples; records them in `next` for the next
     /// delta.
-    fn from_processes(
+    fn of_processes(
         &self,
         p: &ProgramStatus,
         samples: &Samples,
