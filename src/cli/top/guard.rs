@@ -55,14 +55,20 @@ pub fn restore() {
     let _ = out.flush();
 }
 
-/// A panic restores the terminal first, then says what happened (once per process).
+/// A panic restores the terminal first, then says what happened (installed once per
+/// process). A panic while the view runs ends the process there: on any thread (a feed's too),
+/// so the loop never goes on drawing on the restored screen.
 fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            let viewing = ACTIVE.load(Ordering::SeqCst);
             restore();
             previous(info);
+            if viewing {
+                std::process::exit(101);
+            }
         }));
     });
 }
