@@ -95,6 +95,7 @@ fn client(cli: &Cli, cmd: &Command) -> u8 {
             by_program,
         } => ctl::logs(&socket, names.clone(), *lines, *follow, *by_program),
         Command::Events { json } => ctl::events(&socket, *json),
+        Command::Top { once } => ctrlinit::cli::top::top(&socket, *once),
         Command::Health { strict, live } => ctl::health(&socket, *strict, *live),
         Command::Reload => ctl::reload(&socket),
         Command::Shutdown => ctl::shutdown(&socket),

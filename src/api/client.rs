@@ -62,6 +62,15 @@ impl Client {
         }
     }
 
+    /// The pid of the process at the other end (the init, as this client's PID namespace
+    /// numbers it), from the socket's credentials.
+    pub fn peer_pid(&self) -> Option<i32> {
+        use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+        getsockopt(self.reader.get_ref(), PeerCredentials)
+            .ok()
+            .map(|c| c.pid())
+    }
+
     /// Sends `request`; `timeout` bounds the wait for each answer line (`None`: no bound, for
     /// streams).
     pub fn send(

@@ -99,7 +99,7 @@ pub fn forgot_double_dash(word: &str) -> String {
         "ctrlinit: `{word}` is not a ctrlinit command
     to run it as the container's main process (as tini does), put -- before it: ctrlinit -- {word}
     (in an image: ENTRYPOINT [\"/usr/bin/ctrlinit\", \"--\"] with CMD [\"{word}\", …])
-    ctrlinit's own commands: run, check, status, start, stop, restart, signal, logs, events, health, reload, shutdown, graph, import (ctrlinit --help)"
+    ctrlinit's own commands: run, check, status, start, stop, restart, signal, logs, top, events, health, reload, shutdown, graph, import (ctrlinit --help)"
     )
 }
 
@@ -189,6 +189,14 @@ pub enum Command {
         /// Each program's lines together (programs by name) instead of merged in time order.
         #[arg(long)]
         by_program: bool,
+    },
+    /// A live full-screen view of the programs (states, health, pids, CPU %, memory,
+    /// restarts, last exit) with keys to restart, stop and start them and to read their last
+    /// lines; without a terminal, one frame as text.
+    Top {
+        /// Print one frame as text and exit (the default when stdout is not a terminal).
+        #[arg(long)]
+        once: bool,
     },
     /// Stream state changes.
     Events {

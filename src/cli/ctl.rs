@@ -226,7 +226,7 @@ fn state_cell(p: &ProgramStatus) -> String {
 }
 
 /// `1h2m`, `35s`, `250ms`.
-fn short_duration(ms: u64) -> String {
+pub fn short_duration(ms: u64) -> String {
     let s = ms / 1000;
     match s {
         0 => format!("{ms}ms"),

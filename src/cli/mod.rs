@@ -5,3 +5,4 @@ pub mod check;
 pub mod ctl;
 pub mod graph;
 pub mod network;
+pub mod top;

@@ -2,6 +2,9 @@
 //! terminal and standard streams (as `docker run -it` gives PID 1), the test types into it and
 //! reads what it shows.
 
+// Each test binary that includes it uses some of it.
+#![allow(dead_code)]
+
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -95,7 +98,7 @@ impl Pty {
     }
 
     /// Reads what is available, waiting at most `wait` for the first bytes.
-    fn pump(&mut self, wait: Duration) {
+    pub fn pump(&mut self, wait: Duration) {
         let mut fds = [nix::poll::PollFd::new(
             std::os::fd::AsFd::as_fd(&self.master),
             nix::poll::PollFlags::POLLIN,
@@ -110,6 +113,11 @@ impl Pty {
                 Err(_) => break,
             }
         }
+    }
+
+    /// The terminal's modes now (a pty's master reads its slave's: raw or cooked, echo).
+    pub fn termios(&self) -> nix::sys::termios::Termios {
+        nix::sys::termios::tcgetattr(&self.master).expect("tcgetattr on the pty")
     }
 
     /// Changes the terminal's size (the kernel sends SIGWINCH to its foreground group).
