@@ -404,6 +404,14 @@ log_after() {
     done < <(grep -E -- "$3" "$DATA/$1/log/ctrlinit.log" 2>/dev/null)
     return 0
 }
+# log_wait ROLE MS PATTERN: log_after, waiting up to 20 s for the line (ctrlinit writes its log
+# from a thread of its own: a line may reach the file a little after the state it tells of).
+log_wait() {
+    local t=
+    has_line() { t=$(log_after "$@"); [ -n "$t" ]; }
+    wait_for 20 has_line "$@" || true
+    echo "$t"
+}
 # The programs of other roles that follow config's api (restart = true on their external
 # config-api), as ROLE:PROGRAM, in the order they start.
 FOLLOWERS=(control:session web:nginx web:canary)
@@ -448,7 +456,7 @@ phase_peer() {
     fi
     # From the host-mounted ctrlinit logs: when config's api was running again, when each
     # follower stopped (because of the external) and started again.
-    t_cfg=$(log_after config "$t0ms" ' api: starting -> running')
+    t_cfg=$(log_wait config "$t0ms" ' api: starting -> running')
     if [ -z "$t_cfg" ]; then
         fail "$ENGINE: peer: no 'api: starting -> running' in config's ctrlinit.log after the kill"
         return 0
@@ -458,8 +466,8 @@ phase_peer() {
     for f in "${FOLLOWERS[@]}"; do
         r=${f%%:*}
         p=${f##*:}
-        stop=$(log_after "$r" "$t0ms" " $p: [a-z]+ -> (stopping|waiting): restarting because (external config-api|nginx) ended")
-        start=$(log_after "$r" "${stop:-$t0ms}" " $p: [a-z]+ -> starting")
+        stop=$(log_wait "$r" "$t0ms" " $p: [a-z]+ -> (stopping|waiting): restarting because (external config-api|nginx) ended")
+        start=$(log_wait "$r" "${stop:-$t0ms}" " $p: [a-z]+ -> starting")
         echo "  $r $p: stopped +$((${stop:-$t0ms} - t0ms)) ms$([ -n "$stop" ] || echo ' (no stop line)'), started again +$((${start:-$t0ms} - t0ms)) ms"
         [ -n "$stop" ] || bad="$bad $p-not-stopped-by-the-external"
         [ -n "$start" ] || { bad="$bad $p-not-started"; continue; }
@@ -472,12 +480,12 @@ phase_peer() {
     # What control's ctrlinit saw: config's api down (two failed checks) or, when config came back
     # sooner, the peer on a new boot id / run; then ready again.
     for r in control web; do
-        t=$(log_after "$r" "$t0ms" 'external config-api: (ready -> down|the peer.s program is on a new run)')
+        t=$(log_wait "$r" "$t0ms" 'external config-api: (ready -> down|the peer.s program is on a new run)')
         out=$(grep -E 'external config-api: (ready -> down|the peer.s program is on a new run)' "$DATA/$r/log/ctrlinit.log" | tail -n1 | cut -d' ' -f2-)
         check "$ENGINE: peer: $r's ctrlinit saw it +$((${t:-$t0ms} - t0ms)) ms after the kill: ${out:-nothing}" test -n "$t"
     done
-    check "$ENGINE: peer: control's session opened a new session (session.log)" \
-        test "$(grep -c '^session: opened with' "$DATA/control/log/session.log")" -ge 2
+    two_sessions() { [ "$(grep -c '^session: opened with' "$DATA/control/log/session.log")" -ge 2 ]; }
+    check "$ENGINE: peer: control's session opened a new session (session.log)" wait_for 20 two_sessions
     if wait_for 30 path_works; then pass "$ENGINE: peer: web's path to the API works again"; else fail "$ENGINE: peer: web's path broken: $(web_get config)"; fi
     check "$ENGINE: peer: every role healthy and ready again" wait_for 60 all_healthy
 }
@@ -745,6 +753,14 @@ kube_all_ready() {
     local r
     for r in "${ROLES[@]}"; do kube_ready "$r" || return 1; done
 }
+kube_show() {
+    local r
+    for r in "$@"; do
+        say "---- kube $r: $(podman inspect -f 'state {{.State.Status}}, restarts {{.RestartCount}}, started {{.State.StartedAt}}' "$(kube_ctr "$r")" 2>&1)"
+        podman exec "$(kube_ctr "$r")" /usr/bin/ctrlinit status >&2 2>&1
+        grep -v ' seq [0-9]' "$DATA/$r/log/ctrlinit.log" | tail -n 15 >&2
+    done
+}
 kube_web_get() { podman exec "$(kube_ctr web)" sh -c "timeout 3 busybox wget -q -O - http://127.0.0.1/api/$1" 2>/dev/null; }
 
 phase_kube() {
@@ -794,7 +810,7 @@ phase_kube() {
         return 0
     fi
     check "kube: control waited for config's api (external config-api) and opened its session" \
-        grep -q '^session: opened with' "$data/control/log/session.log"
+        wait_for 20 grep -q '^session: opened with' "$data/control/log/session.log"
     if wait_for 30 sh -c "podman exec $(kube_ctr web) sh -c 'timeout 3 busybox wget -q -O - http://127.0.0.1/api/config' 2>/dev/null | grep -q '\"name\": \"demo\"'"; then
         pass "kube: web -> nginx -> config's API answers (CLUSTER_NAME demo, from the manifest)"
     else
@@ -803,7 +819,8 @@ phase_kube() {
     for r in "${ROLES[@]}"; do
         # shellcheck disable=SC2016 # $PROBE_ADDR is the container's
         check "kube: $r: the probe endpoint answers /livez and /readyz on the pod's address (PROBE_ADDR 0.0.0.0)" \
-            quiet podman exec "$(kube_ctr "$r")" sh -c 'p=${PROBE_ADDR##*:}; for x in livez readyz; do timeout 3 busybox wget -q -O - "http://127.0.0.1:$p/$x" | grep -qx ok || exit 1; done'
+            wait_for 20 quiet podman exec "$(kube_ctr "$r")" sh -c 'p=${PROBE_ADDR##*:}; for x in livez readyz; do timeout 3 busybox wget -q -O - "http://127.0.0.1:$p/$x" | grep -qx ok || exit 1; done' ||
+            kube_show "$r"
     done
     kube_peer
     echo "podman pod ps:"
@@ -848,16 +865,17 @@ kube_peer() {
         fail "kube: peer: after config's container was killed, the followers did not all restart (runs were ${before[*]})"
         return 0
     fi
-    t_cfg=$(log_after config "$t0ms" ' api: starting -> running')
+    t_cfg=$(log_wait config "$t0ms" ' api: starting -> running')
     echo "peer (kube): kill of config's container -> config's api running again (Podman restarted it): +$((${t_cfg:-$t0ms} - t0ms)) ms"
     for f in "${FOLLOWERS[@]}"; do
         r=${f%%:*}
         p=${f##*:}
-        start=$(log_after "$r" "$t0ms" " $p: [a-z]+ -> starting")
+        start=$(log_wait "$r" "$t0ms" " $p: [a-z]+ -> starting")
         echo "  $r $p: started again +$((${start:-$t0ms} - t0ms)) ms"
         [ -n "$start" ] && [ -n "$t_cfg" ] && [ "$start" -ge "$t_cfg" ] || bad="$bad $p"
     done
     check "kube: peer: config restarted by Podman, then control's session, web's nginx and canary on new runs, after config's api${bad:+; not after it:$bad}" test -z "$bad"
+    [ -z "$bad" ] || kube_show config control web
     check "kube: every role ready again" wait_for 60 kube_all_ready
 }
 kube_cleanup() {
