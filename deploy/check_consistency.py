@@ -48,12 +48,14 @@ EXIT_CODE = 75
 LIVE = ["/usr/bin/ctrlinit", "health", "--live"]
 READY = ["/usr/bin/ctrlinit", "health"]
 # Where each engine's PROBE_ADDR listens: the kubelet probes the pod's address; the others'
-# checks run inside the container.
+# checks run inside the container. Config's is on every address everywhere: it is the peer
+# endpoint control and web follow (PEER_ROLE, their external config-api at CONFIG_PEER).
 PROBE_HOSTS = {"compose/swarm": "127.0.0.1", "kubernetes": "0.0.0.0", "nomad": "127.0.0.1"}
+PEER_ROLE = "config"
 # Variables whose values name an engine's own addresses or files: the same names everywhere,
 # values of each engine's own.
 ADDRESSES = {"CONFIG_URL", "API_UPSTREAM", "NGINX_RESOLVER", "CTRLINIT_TERMINATION_LOG",
-             "PROBE_ADDR"}
+             "PROBE_ADDR", "CONFIG_PEER"}
 # Host mounts every engine must give a role (container paths).
 MOUNTS = {"config": ["/var/log/ctrlinit", "/var/crash/ctrlinit"],
           "control": ["/var/log/ctrlinit", "/var/crash/ctrlinit", "/var/lib/control"],
@@ -229,13 +231,32 @@ def merged(*docs):
 # ---- the roles' own configuration ----------------------------------------------------------------
 
 def role_conf(deploy, role):
-    init, programs = {}, {}
+    init, programs, externals = {}, {}, {}
     for path in sorted(glob.glob(os.path.join(deploy, "roles", role, "conf.d", "*.toml"))):
         with open(path, "rb") as f:
             doc = tomllib.load(f)
         init.update(doc.get("init", {}))
         programs.update(doc.get("program", {}))
-    return init, programs
+        externals.update(doc.get("external", {}))
+    return init, programs, externals
+
+
+def check_peers(role, externals, envs, peer_programs, peer_port):
+    """An external that follows another role's ctrlinit reads its address from CONFIG_PEER, which
+    every engine sets to the peer role's probe port, and follows a program that role has."""
+    for name, ext in externals.items():
+        if "ctrlinit" not in ext:
+            continue
+        if not re.fullmatch(r"\$\{CONFIG_PEER:-http://[^}]+\}", str(ext["ctrlinit"])):
+            problem(role, "external %s: ctrlinit = %r does not read CONFIG_PEER" % (name, ext["ctrlinit"]))
+        if ext.get("program") not in peer_programs:
+            problem(role, "external %s follows program %r, which %s does not have"
+                    % (name, ext.get("program"), PEER_ROLE))
+        for engine, env in envs.items():
+            got = env.get("CONFIG_PEER", "")
+            if not re.fullmatch(r"http://[A-Za-z0-9.-]+:%s" % peer_port, got):
+                problem(role, "external %s: %s CONFIG_PEER is %r, not http://HOST:%s (%s's probe port)"
+                        % (name, engine, got or None, peer_port, PEER_ROLE))
 
 
 def longest_stop(role, programs):
@@ -312,6 +333,7 @@ def check_probe_endpoint(role, init, envs, kc):
         return None
     port = int(m.group(1))
     for engine, host in PROBE_HOSTS.items():
+        host = "0.0.0.0" if role == PEER_ROLE else host
         got = envs[engine].get("PROBE_ADDR")
         if got != "%s:%d" % (host, port):
             problem(role, "%s PROBE_ADDR is %s, not %s:%d" % (engine, got, host, port))
@@ -341,9 +363,12 @@ def main():
         problem("image", "roles/Dockerfile's HEALTHCHECK is not CMD %s (liveness)" % LIVE)
     health_x = roles_doc.get("x-health", {})
     probe_ports = {}
+    peers = {}  # role: (its externals, its engines' environments), checked once config is read
 
     for role in ROLES:
-        init, programs = role_conf(deploy, role)
+        init, programs, externals = role_conf(deploy, role)
+        if role == PEER_ROLE:
+            peer_programs = set(programs)
         budget = seconds(init.get("stop_timeout", "9s"), "%s [init] stop_timeout" % role)
         grace = budget + MARGIN
         chain = longest_stop(role, programs)
@@ -412,6 +437,7 @@ def main():
             if port in probe_ports.values():
                 problem(role, "probe port %d is another role's too (Nomad shares the host's network)" % port)
             probe_ports[role] = port
+        peers[role] = (externals, envs)
 
         # restarts
         if c.get("restart") != "on-failure":
@@ -451,6 +477,8 @@ def main():
               "liveness %s every %gs; probe port %s" % (role, images["compose"], budget, chain, grace,
                                                         len(envs["nomad"]), " ".join(LIVE), want["interval"], port))
 
+    for role, (externals, envs) in peers.items():
+        check_peers(role, externals, envs, peer_programs, probe_ports.get(PEER_ROLE))
     if health_x.get("test") != ["CMD"] + LIVE:
         problem("roles.yaml", "x-health is not CMD %s (liveness)" % LIVE)
     if problems:

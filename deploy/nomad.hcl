@@ -11,7 +11,7 @@
 # host's DNS, e.g. dnsmasq or systemd-resolved forwarding .consul to Consul on 127.0.0.1).
 # Host networking, as the background's role containers use: the roles' ports do not collide
 # (API 8080, redis 6379 and 6380 on loopback, control 5269, web 80, ctrlinit's probe endpoints
-# 9101-9103 on loopback).
+# 9102-9103 on loopback, config's 9101 on every address: it is the peer control and web follow).
 #
 # Checks: two per role. "ready" (`ctrlinit health`: every program up) decides whether Consul
 # offers the service; "live" (`ctrlinit health --live`, what /livez answers: ctrlinit answers and
@@ -71,8 +71,9 @@ job "ctrlinit-deploy" {
         REDIS_PORT               = "6379"
         REDIS_MAXMEMORY          = "64mb"
         CTRLINIT_TERMINATION_LOG = "/var/log/ctrlinit/termination-log"
-        # [init] http on the loopback: the checks run inside the task.
-        PROBE_ADDR               = "127.0.0.1:9101"
+        # [init] http on every address: the checks run inside the task, and control and web
+        # follow config's api through it (CONFIG_PEER, their external config-api; read-only).
+        PROBE_ADDR               = "0.0.0.0:9101"
       }
 
       service {
@@ -146,8 +147,10 @@ job "ctrlinit-deploy" {
       }
 
       env {
-        # Nomad does not order groups: provisioning retries until config answers.
+        # Nomad does not order groups: the external config-api (config's ctrlinit on its node's
+        # port 9101, host networking) does: provisioning waits for it.
         CONFIG_URL               = "http://config.service.consul:8080/config"
+        CONFIG_PEER              = "http://config.service.consul:9101"
         RIB_PORT                 = "6380"
         CONTROL_PORT             = "5269"
         SEQUENCE_INTERVAL        = "0.2"
@@ -223,6 +226,7 @@ job "ctrlinit-deploy" {
       env {
         WEB_PORT                 = "80"
         API_UPSTREAM             = "config.service.consul:8080"
+        CONFIG_PEER              = "http://config.service.consul:9101"
         NGINX_RESOLVER           = "127.0.0.1"
         CANARY_INTERVAL          = "1"
         CTRLINIT_TERMINATION_LOG = "/var/log/ctrlinit/termination-log"

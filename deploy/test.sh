@@ -6,6 +6,11 @@
 #             every program up); each role's probe endpoint ([init] http at PROBE_ADDR) answers
 #             /livez and /readyz; the configuration came from the environment (CLUSTER_NAME
 #             differs per engine) through config -> control and web;
+#   peer      config's container killed (SIGKILL to its PID 1 from the host on compose, docker
+#             kill on Swarm): control's session and web's nginx and canary, which follow config's
+#             api through their external config-api (restart = true), stop and start again on new
+#             runs, each after config's api is running again, canary after nginx (their
+#             ctrlinit.log on the host); the times from the kill printed;
 #   crash     `kill -SEGV` of the control role's holder (a signal ctrlinit did not send): a crash
 #             report on the host mount, the daemons inside its namespace restarted after it
 #             (restart = true), no line of the sequence lost, the role healthy again;
@@ -21,21 +26,31 @@
 #             every role stopped in reverse dependency order within its grace period, exit 0,
 #             no SIGKILL; the programs' last lines are in their host-mounted logs; compose stops
 #             web and control before config.
+#   holder    (compose, deploy/holder.yaml) a holder and a dependent in its network namespace
+#             (network_mode: "service:holder", [init.network] on_lost = "exit", restart: always):
+#             SIGKILL of the holder -> the dependent exits 76 and comes back in the holder's new
+#             namespace and answers; the time from the kill to the first answer printed, split;
+#   kube      deploy/kubernetes.yaml under `podman kube play` (the variant deploy/kube_play.py
+#             makes: no Services there), on a network of the run's own: every role ready, control
+#             provisioned after config's api, web's path to the API, the probe endpoints; then
+#             `podman kube down`, each ctrlinit exiting 0. Skipped, saying why, without Podman.
 #
 # Skips (exit 0, saying why) when Docker does not work. Needs root (mmdebstrap, files the
 # containers write), docker-compose and mmdebstrap. Swarm: uses this node when it is a manager;
 # otherwise runs `docker swarm init`. Runs on one host do not collide: everything a run creates is
-# named after it (the compose project and the stack `ctrlinit-deploy-PID`, their networks, and
+# named after it (the compose projects `ctrlinit-deploy-PID` and `…-holder`, the stack, their networks, the
+# Podman pods `ctrlinit-deploy-PID-ROLE-pod-0` and network `ctrlinit-deploy-PID-net`, and
 # the role images, tagged `run-PID` unless DEPLOY_TAG says otherwise), and the swarm, the one
 # thing a host has only one of, is shared: each run holds a shared lock on
 # /run/lock/ctrlinit-deploy-swarm while it uses it (joining and leaving take turns under a
 # second lock), and the last run out leaves it only if a run of this script made it. Cleans up
-# everything it created (containers, stacks, networks, its role images, the work directory) on
+# everything it created (containers, stacks, pods, networks, its role images in Docker and in
+# Podman, the work directory) on
 # any exit and nothing of another run's; the base image stays cached (its name is the hash of
 # its recipe, and no run changes it).
 # Polls with deadlines, never sleeps to synchronise. Output: PASS:/FAIL: lines, exit 1 on a FAIL.
 #
-# Environment: DEPLOY_CHAOS_SECONDS (30 per engine), DEPLOY_ENGINES ("compose swarm"),
+# Environment: DEPLOY_CHAOS_SECONDS (30 per engine), DEPLOY_ENGINES ("compose swarm kube"),
 # DEPLOY_KEEP=1 (keep the work directory), and build.sh's DEPLOY_IMAGE_PREFIX, DEPLOY_TAG,
 # CTRLINIT_STATIC_BIN.
 set -eu
@@ -59,7 +74,7 @@ OWN_TAG=0
 [ -n "${DEPLOY_TAG:-}" ] || OWN_TAG=1
 export DEPLOY_TAG=${DEPLOY_TAG:-run-$$}
 CHAOS_SECONDS=${DEPLOY_CHAOS_SECONDS:-30}
-ENGINES=${DEPLOY_ENGINES:-compose swarm}
+ENGINES=${DEPLOY_ENGINES:-compose swarm kube}
 ROLES=(config control web)
 NAME="ctrlinit-deploy-$$"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ctrlinit-deploy.XXXXXX")
@@ -83,6 +98,8 @@ ENGINE=
 DATA=
 EVENTS_PID=
 COMPOSE_UP=0
+HOLDER_UP=0
+HOLDER_MS=
 STACK_UP=0
 SWARM_USED=0
 # The swarm is shared between runs of this script (see the top): a shared lock on this file while
@@ -107,6 +124,8 @@ cleanup() {
     if [ "$COMPOSE_UP" = 1 ]; then
         DEPLOY_DATA=$WORK/compose compose_cmd down -v --remove-orphans -t 2 >/dev/null 2>&1
     fi
+    kube_cleanup
+    [ "$HOLDER_UP" = 1 ] && holder_cmd down -v --remove-orphans -t 2 >/dev/null 2>&1
     if [ "$STACK_UP" = 1 ]; then
         docker stack rm "$NAME" >/dev/null 2>&1
         wait_for 60 stack_gone || say "deploy test: stack $NAME still being removed"
@@ -346,7 +365,8 @@ phase_budget() {
     else
         fail "$ENGINE: budget: web's path still broken: $(web_get config)"
     fi
-    check "$ENGINE: budget: control and web stayed healthy" all_healthy
+    # (their programs that follow config's api restarted after it: ready again, not at once)
+    check "$ENGINE: budget: control and web healthy and ready" wait_for 60 all_healthy
     local log=$DATA/config/log/ctrlinit.log
     check "$ENGINE: budget: ctrlinit.log (host) says api exhausted its budget and ctrlinit exited with 75" \
         sh -c "grep -q 'api: .*exhausted' '$log' && grep -q 'exiting with status 75' '$log'"
@@ -371,6 +391,103 @@ phase_budget() {
         docker service ps --format '  {{.Name}}  {{.DesiredState}}  {{.CurrentState}}  {{.Error}}' "${NAME}_config"
         ;;
     esac
+}
+
+# ---- config's api as the other roles' external dependency ------------------------------------
+# log_after ROLE MS PATTERN: the time (epoch ms) of the first line of ROLE's ctrlinit.log (host
+# mount) after MS that matches PATTERN (grep -E), or nothing.
+log_after() {
+    local line t
+    while IFS= read -r line; do
+        t=$(ts_ms "$line" 2>/dev/null) || continue
+        [ "$t" -gt "$2" ] && { echo "$t"; return 0; }
+    done < <(grep -E -- "$3" "$DATA/$1/log/ctrlinit.log" 2>/dev/null)
+    return 0
+}
+# log_wait ROLE MS PATTERN: log_after, waiting up to 20 s for the line (ctrlinit writes its log
+# from a thread of its own: a line may reach the file a little after the state it tells of).
+log_wait() {
+    local t=
+    has_line() { t=$(log_after "$@"); [ -n "$t" ]; }
+    wait_for 20 has_line "$@" || true
+    echo "$t"
+}
+# The programs of other roles that follow config's api (restart = true on their external
+# config-api), as ROLE:PROGRAM, in the order they start.
+FOLLOWERS=(control:session web:nginx web:canary)
+
+# (These phases return 0 after a FAIL: under set -e a non-zero return would end the run before
+# the other phases and the tally.)
+# Kills config's container (its PID 1 from the host on compose; docker kill on Swarm): the
+# dependents in control and web stop (their external config-api goes down, or config's ctrlinit
+# comes back with a new boot id), wait, and start again once config's api is ready, in order.
+phase_peer() {
+    local c old t0 t0ms f r p want=() before=() i t_cfg t stop start prev_start out bad=
+    c=$(cid config)
+    old=$(incarnation "$c")
+    for f in "${FOLLOWERS[@]}"; do before+=("$(field "${f%%:*}" "${f##*:}" run)"); done
+    t0ms=$(($(date +%s%N) / 1000000))
+    case $ENGINE in
+    compose) kill -KILL "$(docker inspect -f '{{.State.Pid}}' "$c")" ;;
+    swarm) docker kill "$c" >/dev/null ;;
+    esac
+    # every follower on a newer run, running
+    followers_back() {
+        local f i=0 run
+        for f in "${FOLLOWERS[@]}"; do
+            run=$(field "${f%%:*}" "${f##*:}" run) || return 0
+            [ -n "$run" ] && [ "$run" -gt "${before[$i]}" ] || return 0
+            [ "$(field "${f%%:*}" "${f##*:}" state)" = running ] || return 0
+            i=$((i + 1))
+        done
+    }
+    if ! wait_for 90 back_healthy config "$old"; then
+        fail "$ENGINE: peer: config not back and healthy within 90 s of the kill"
+        show config
+        return 0
+    fi
+    if wait_for 60 followers_back; then
+        pass "$ENGINE: peer: control's session, web's nginx and canary are on new runs and running (runs were ${before[*]})"
+    else
+        fail "$ENGINE: peer: the followers of config's api did not all restart (runs were ${before[*]}): $(for f in "${FOLLOWERS[@]}"; do printf '%s run %s %s; ' "$f" "$(field "${f%%:*}" "${f##*:}" run)" "$(field "${f%%:*}" "${f##*:}" state)"; done)"
+        show control
+        show web
+        return 0
+    fi
+    # From the host-mounted ctrlinit logs: when config's api was running again, when each
+    # follower stopped (because of the external) and started again.
+    t_cfg=$(log_wait config "$t0ms" ' api: starting -> running')
+    if [ -z "$t_cfg" ]; then
+        fail "$ENGINE: peer: no 'api: starting -> running' in config's ctrlinit.log after the kill"
+        return 0
+    fi
+    echo "peer ($ENGINE): kill of config's container -> config's api running again: +$((t_cfg - t0ms)) ms"
+    prev_start=0
+    for f in "${FOLLOWERS[@]}"; do
+        r=${f%%:*}
+        p=${f##*:}
+        stop=$(log_wait "$r" "$t0ms" " $p: [a-z]+ -> (stopping|waiting): restarting because (external config-api|nginx) ended")
+        start=$(log_wait "$r" "${stop:-$t0ms}" " $p: [a-z]+ -> starting")
+        echo "  $r $p: stopped +$((${stop:-$t0ms} - t0ms)) ms$([ -n "$stop" ] || echo ' (no stop line)'), started again +$((${start:-$t0ms} - t0ms)) ms"
+        [ -n "$stop" ] || bad="$bad $p-not-stopped-by-the-external"
+        [ -n "$start" ] || { bad="$bad $p-not-started"; continue; }
+        [ "$start" -ge "$t_cfg" ] || bad="$bad $p-started-before-config's-api"
+        # web's canary after its nginx (restart = true on nginx)
+        [ "$r" = web ] && [ "$start" -lt "$prev_start" ] && bad="$bad $p-before-nginx"
+        [ "$r" = web ] && prev_start=$start
+    done
+    check "$ENGINE: peer: each follower stopped because of the external, and started again after config's api was running, canary after nginx${bad:+; wrong:$bad}" test -z "$bad"
+    # What control's ctrlinit saw: config's api down (two failed checks) or, when config came back
+    # sooner, the peer on a new boot id / run; then ready again.
+    for r in control web; do
+        t=$(log_wait "$r" "$t0ms" 'external config-api: (ready -> down|the peer.s program is on a new run)')
+        out=$(grep -E 'external config-api: (ready -> down|the peer.s program is on a new run)' "$DATA/$r/log/ctrlinit.log" | tail -n1 | cut -d' ' -f2-)
+        check "$ENGINE: peer: $r's ctrlinit saw it +$((${t:-$t0ms} - t0ms)) ms after the kill: ${out:-nothing}" test -n "$t"
+    done
+    two_sessions() { [ "$(grep -c '^session: opened with' "$DATA/control/log/session.log")" -ge 2 ]; }
+    check "$ENGINE: peer: control's session opened a new session (session.log)" wait_for 20 two_sessions
+    if wait_for 30 path_works; then pass "$ENGINE: peer: web's path to the API works again"; else fail "$ENGINE: peer: web's path broken: $(web_get config)"; fi
+    check "$ENGINE: peer: every role healthy and ready again" wait_for 60 all_healthy
 }
 
 phase_update() {
@@ -546,6 +663,7 @@ run_engine() {
     echo "==== $ENGINE (data on the host in $DATA)"
     start_events
     if phase_up; then
+        phase_peer
         phase_crash
         phase_budget
         [ "$ENGINE" = swarm ] && phase_update
@@ -553,6 +671,217 @@ run_engine() {
     fi
     phase_down
     echo "==== $ENGINE: $(($(date +%s) - t0)) s"
+}
+
+# ---- a namespace holder and its dependent on compose (deploy/holder.yaml) ------------------------
+holder_cmd() { docker-compose --no-ansi -p "$NAME-holder" -f "$DEPLOY/holder.yaml" "$@"; }
+holder_cid() { docker ps -q --filter "label=com.docker.compose.project=$NAME-holder" --filter "label=com.docker.compose.service=$1" | head -n1; }
+# A request from inside the holder's namespace (whichever it is now) gets the dependent's page.
+holder_answers() {
+    local h
+    h=$(holder_cid holder)
+    [ -n "$h" ] && timeout 10 docker exec "$h" sh -c 'timeout 3 busybox wget -q -O - http://127.0.0.1:8080/' 2>/dev/null | grep -q 'answer from the dependent'
+}
+# ms_at TIME: an RFC 3339 time (Docker's, a log's) in epoch ms.
+ms_at() { date -d "$1" +%s%3N; }
+
+phase_holder() {
+    local h a t0 t1 before gone lost down up holder_up out
+    echo "==== compose: a holder and a dependent in its network namespace (deploy/holder.yaml)"
+    HOLDER_UP=1
+    if ! out=$(holder_cmd up -d 2>&1); then
+        fail "holder: docker-compose up: $(printf '%s\n' "$out" | tail -n 3 | tr '\n' ' ')"
+        return 0
+    fi
+    if ! wait_for 60 holder_answers; then
+        fail "holder: the dependent does not answer in the holder's namespace"
+        docker logs "$(holder_cid app)" 2>&1 | tail -n 20 >&2
+        return 0
+    fi
+    a=$(holder_cid app)
+    h=$(holder_cid holder)
+    check "holder: the dependent's ctrlinit watches eth0" wait_for 30 sh -c "docker logs $a 2>&1 | grep -q 'network: watching eth0'"
+    before=$(docker inspect -f '{{.State.StartedAt}}' "$a")
+    t0=$(($(date +%s%N) / 1000000))
+    # SIGKILL to the holder's process from the host, as the OOM killer would (docker kill counts
+    # as a stop by hand for Docker's restart policy)
+    kill -KILL "$(docker inspect -f '{{.State.Pid}}' "$h")"
+    if wait_for 120 holder_answers; then
+        t1=$(($(date +%s%N) / 1000000))
+        pass "holder: after SIGKILL of the holder, the dependent answers again through the holder's new namespace ($((t1 - t0)) ms)"
+    else
+        fail "holder: the dependent did not answer again within 120 s of the kill"
+        docker logs "$a" 2>&1 | tail -n 20 >&2
+        return 0
+    fi
+    check "holder: its ctrlinit named the interface lost and exited 76" \
+        sh -c "docker logs $a 2>&1 | grep -q 'network lost: eth0 gone at .*exit code 76'"
+    check "holder: Docker restarted the dependent (restart: always) after its exit 76" \
+        test "$(docker inspect -f '{{.State.StartedAt}}' "$a")" != "$before"
+    holder_up=$(ms_at "$(docker inspect -f '{{.State.StartedAt}}' "$h")")
+    gone=$(docker logs --timestamps "$a" 2>&1 | grep 'network: eth0 is gone' | tail -n1 | cut -d' ' -f1)
+    lost=$(docker logs --timestamps "$a" 2>&1 | grep 'network lost: eth0' | tail -n1 | cut -d' ' -f1)
+    up=$(ms_at "$(docker inspect -f '{{.State.StartedAt}}' "$a")")
+    echo "holder: from SIGKILL of the holder to the dependent's first answer: $((t1 - t0)) ms"
+    echo "  holder restarted by Docker (new namespace):  +$((holder_up - t0)) ms"
+    [ -n "$gone" ] && echo "  eth0 gone, seen by the dependent's ctrlinit: +$(($(ms_at "$gone") - t0)) ms"
+    [ -n "$lost" ] && echo "  grace (2 s) over, ctrlinit stops, exit 76:   +$(($(ms_at "$lost") - t0)) ms"
+    echo "  dependent started again by Docker:           +$((up - t0)) ms"
+    echo "  its program answering (polled):              +$((t1 - t0)) ms"
+    HOLDER_MS=$((t1 - t0))
+    holder_cmd down -t 5 >/dev/null 2>&1 && HOLDER_UP=0
+}
+
+# ---- deploy/kubernetes.yaml under `podman kube play` (the variant deploy/kube_play.py makes) ------
+KUBE_UP=0
+KUBE_NET=
+KUBE_IMAGES=()
+podman_usable() {
+    PODMAN_WHY=
+    command -v podman >/dev/null 2>&1 || { PODMAN_WHY="no podman on PATH"; return 1; }
+    local err
+    if ! err=$(podman info --format '{{.Host.OCIRuntime.Name}}' 2>&1 >/dev/null); then
+        PODMAN_WHY="podman info failed: $(printf '%s\n' "$err" | grep -v '^$' | head -n1)"
+        return 1
+    fi
+}
+# Podman 4 names a Deployment's pod NAME-pod-0, Podman 5 NAME-pod.
+KUBE_POD_SUFFIX=-pod-0
+kube_ctr() { echo "$NAME-$1$KUBE_POD_SUFFIX-$1"; }
+kube_ready() { podman exec "$(kube_ctr "$1")" /usr/bin/ctrlinit health >/dev/null 2>&1; }
+kube_all_ready() {
+    local r
+    for r in "${ROLES[@]}"; do kube_ready "$r" || return 1; done
+}
+kube_show() {
+    local r
+    for r in "$@"; do
+        say "---- kube $r: $(podman inspect -f 'state {{.State.Status}}, restarts {{.RestartCount}}, started {{.State.StartedAt}}' "$(kube_ctr "$r")" 2>&1)"
+        podman exec "$(kube_ctr "$r")" /usr/bin/ctrlinit status >&2 2>&1
+        grep -v ' seq [0-9]' "$DATA/$r/log/ctrlinit.log" | tail -n 15 >&2
+    done
+}
+kube_web_get() { podman exec "$(kube_ctr web)" sh -c "timeout 3 busybox wget -q -O - http://127.0.0.1/api/$1" 2>/dev/null; }
+
+phase_kube() {
+    local t0 tar gw r out data=$WORK/kube
+    echo "==== podman kube play deploy/kubernetes.yaml (data on the host in $data)"
+    if ! podman_usable; then
+        echo "podman kube play: skipped: $PODMAN_WHY"
+        return 0
+    fi
+    case $(podman version --format '{{.Client.Version}}' 2>/dev/null) in
+    [0-4].*) KUBE_POD_SUFFIX=-pod-0 ;;
+    *) KUBE_POD_SUFFIX=-pod ;;
+    esac
+    t0=$(date +%s%N)
+    # Podman has its own image store: the role images Docker built, through docker save.
+    tar=$WORK/images.tar
+    for r in "${ROLES[@]}"; do KUBE_IMAGES+=("$DEPLOY_IMAGE_PREFIX-$r:$DEPLOY_TAG"); done
+    if ! docker save -o "$tar" "${KUBE_IMAGES[@]}" || ! out=$(podman load -q -i "$tar" 2>&1); then
+        fail "kube: docker save | podman load: $out"
+        return 0
+    fi
+    rm -f "$tar"
+    pass "kube: the role images loaded into Podman ($(secs "$(ms_since "$t0")"))"
+    # A network of the run's own: aardvark-dns answers for the pods' names on its gateway.
+    KUBE_NET=$NAME-net
+    podman network create "$KUBE_NET" >/dev/null || { fail "kube: podman network create $KUBE_NET"; return 0; }
+    gw=$(podman network inspect -f '{{range .Subnets}}{{.Gateway}}{{end}}' "$KUBE_NET")
+    for r in "${ROLES[@]}"; do mkdir -p "$data/$r/log" "$data/$r/crash"; done
+    mkdir -p "$data/control/state"
+    DATA=$data
+    python3 "$DEPLOY/kube_play.py" "$DEPLOY/kubernetes.yaml" --prefix "$NAME" --tag "$DEPLOY_TAG" \
+        --data "$data" --resolver "$gw" --pod-suffix="$KUBE_POD_SUFFIX" >"$WORK/kube-play.yaml"
+    t0=$(date +%s%N)
+    KUBE_UP=1
+    if ! out=$(podman kube play --network "$KUBE_NET" "$WORK/kube-play.yaml" 2>&1); then
+        fail "kube: podman kube play: $(printf '%s\n' "$out" | tail -n 3 | tr '\n' ' ')"
+        return 0
+    fi
+    if wait_for 120 kube_all_ready; then
+        pass "kube: podman kube play: every role ready (ctrlinit health) $(secs "$(ms_since "$t0")") after kube play"
+    else
+        fail "kube: not every role ready within 120 s"
+        for r in "${ROLES[@]}"; do
+            say "---- kube $r"
+            podman exec "$(kube_ctr "$r")" /usr/bin/ctrlinit status >&2 2>&1 || podman logs --tail 20 "$(kube_ctr "$r")" >&2
+        done
+        return 0
+    fi
+    check "kube: control waited for config's api (external config-api) and opened its session" \
+        wait_for 20 grep -q '^session: opened with' "$data/control/log/session.log"
+    if wait_for 30 sh -c "podman exec $(kube_ctr web) sh -c 'timeout 3 busybox wget -q -O - http://127.0.0.1/api/config' 2>/dev/null | grep -q '\"name\": \"demo\"'"; then
+        pass "kube: web -> nginx -> config's API answers (CLUSTER_NAME demo, from the manifest)"
+    else
+        fail "kube: web's path to config's API: $(kube_web_get config)"
+    fi
+    for r in "${ROLES[@]}"; do
+        # shellcheck disable=SC2016 # $PROBE_ADDR is the container's
+        check "kube: $r: the probe endpoint answers /livez and /readyz on the pod's address (PROBE_ADDR 0.0.0.0)" \
+            wait_for 20 quiet podman exec "$(kube_ctr "$r")" sh -c 'p=${PROBE_ADDR##*:}; for x in livez readyz; do timeout 3 busybox wget -q -O - "http://127.0.0.1:$p/$x" | grep -qx ok || exit 1; done' ||
+            kube_show "$r"
+    done
+    kube_peer
+    echo "podman pod ps:"
+    podman pod ps --filter "name=$NAME" --format '  {{.Name}}  {{.Status}}  {{.NumberOfContainers}} containers'
+    # `podman kube down` (4.3) removes the pods without a stop signal: ctrlinit would be SIGKILLed
+    # with no ordered stop. Stop the pods first, dependents before config as compose's `down`
+    # does, with the grace periods the manifest asks for and Podman ignores.
+    t0=$(date +%s%N)
+    for r in web control config; do
+        podman pod stop -t "${GRACE[$r]}" "$NAME-$r$KUBE_POD_SUFFIX" >/dev/null 2>&1 ||
+            fail "kube: podman pod stop $NAME-$r$KUBE_POD_SUFFIX"
+    done
+    if out=$(podman kube down "$WORK/kube-play.yaml" 2>&1); then
+        KUBE_UP=0
+        pass "kube: podman pod stop (web, control, config), then podman kube down, in $(secs "$(ms_since "$t0")")"
+    else
+        fail "kube: podman kube down: $out"
+    fi
+    for r in "${ROLES[@]}"; do
+        check "kube: down: $r: ctrlinit stopped on SIGTERM and exited 0 (ctrlinit.log)" \
+            sh -c "tail -n 40 '$data/$r/log/ctrlinit.log' | grep -q 'shutting down: received SIGTERM' && tail -n 1 '$data/$r/log/ctrlinit.log' | grep -q 'exiting with status 0'"
+    done
+}
+# config's container killed under kube play (restartPolicy: Always, which Podman honours): control's
+# session and web's nginx and canary restart after config's api, as on compose and Swarm.
+kube_peer() {
+    local f r p before=() t0ms t_cfg start bad=
+    kube_field() { podman exec "$(kube_ctr "$1")" /usr/bin/ctrlinit status --json "$2" 2>/dev/null | json_field "$3"; }
+    for f in "${FOLLOWERS[@]}"; do before+=("$(kube_field "${f%%:*}" "${f##*:}" run)"); done
+    t0ms=$(($(date +%s%N) / 1000000))
+    kill -KILL "$(podman inspect -f '{{.State.Pid}}' "$(kube_ctr config)")"
+    kube_followers_back() {
+        local f i=0 run
+        for f in "${FOLLOWERS[@]}"; do
+            run=$(kube_field "${f%%:*}" "${f##*:}" run)
+            [ -n "$run" ] && [ "$run" -gt "${before[$i]}" ] || return 0
+            [ "$(kube_field "${f%%:*}" "${f##*:}" state)" = running ] || return 0
+            i=$((i + 1))
+        done
+    }
+    if ! wait_for 90 kube_followers_back; then
+        fail "kube: peer: after config's container was killed, the followers did not all restart (runs were ${before[*]})"
+        return 0
+    fi
+    t_cfg=$(log_wait config "$t0ms" ' api: starting -> running')
+    echo "peer (kube): kill of config's container -> config's api running again (Podman restarted it): +$((${t_cfg:-$t0ms} - t0ms)) ms"
+    for f in "${FOLLOWERS[@]}"; do
+        r=${f%%:*}
+        p=${f##*:}
+        start=$(log_wait "$r" "$t0ms" " $p: [a-z]+ -> starting")
+        echo "  $r $p: started again +$((${start:-$t0ms} - t0ms)) ms"
+        [ -n "$start" ] && [ -n "$t_cfg" ] && [ "$start" -ge "$t_cfg" ] || bad="$bad $p"
+    done
+    check "kube: peer: config restarted by Podman, then control's session, web's nginx and canary on new runs, after config's api${bad:+; not after it:$bad}" test -z "$bad"
+    [ -z "$bad" ] || kube_show config control web
+    check "kube: every role ready again" wait_for 60 kube_all_ready
+}
+kube_cleanup() {
+    [ "$KUBE_UP" = 1 ] && podman kube down "$WORK/kube-play.yaml" >/dev/null 2>&1
+    [ -n "$KUBE_NET" ] && podman network rm -f "$KUBE_NET" >/dev/null 2>&1
+    for i in "${KUBE_IMAGES[@]}"; do podman rmi -f "$i" >/dev/null 2>&1; done
 }
 
 # Joins the runs that use this node's swarm (a shared lock on $SWARM_LOCK, on descriptor 9, held
@@ -616,9 +945,13 @@ pass "images built or reused in $(($(date +%s) - t0)) s"
 RECOVERY=()
 for e in $ENGINES; do
     case $e in
-    compose) run_engine compose ;;
+    compose)
+        run_engine compose
+        phase_holder
+        ;;
     swarm) if swarm_ready; then run_engine swarm; fi ;;
-    *) fail "unknown engine $e (DEPLOY_ENGINES: compose swarm)" ;;
+    kube) phase_kube ;;
+    *) fail "unknown engine $e (DEPLOY_ENGINES: compose swarm kube)" ;;
     esac
 done
 

@@ -77,5 +77,13 @@ mutate "another restart policy" compose.yaml \
     '0,/^    restart: on-failure/s//    restart: always/' "config: compose restart is 'always'"
 mutate "Nomad restarts that differ from Swarm's" nomad.hcl \
     '0,/attempts = 10/s//attempts = 3/' 'max_attempts 10 != nomad restart.attempts 3'
+# The roles follow config's api through its ctrlinit (external config-api at CONFIG_PEER).
+mutate "control's CONFIG_PEER on another port than config's probe endpoint" nomad.hcl \
+    '0,/CONFIG_PEER              = "http:\/\/config.service.consul:9101"/s//CONFIG_PEER              = "http:\/\/config.service.consul:9102"/' \
+    "nomad CONFIG_PEER is 'http://config.service.consul:9102', not http://HOST:9101"
+mutate "an external following a program config does not have" roles/web/conf.d/05-config-api.toml \
+    's/^program = "api"/program = "apii"/' "follows program 'apii', which config does not have"
+mutate "config's probe endpoint back on the loopback (the peers cannot reach it)" roles.yaml \
+    's/PROBE_ADDR: 0.0.0.0:9101/PROBE_ADDR: 127.0.0.1:9101/' 'compose/swarm PROBE_ADDR is 127.0.0.1:9101, not 0.0.0.0:9101'
 
 exit $failed
