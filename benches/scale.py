@@ -19,13 +19,16 @@ machinery) and this measures:
     sudo benches/scale.py --ctrlinit A --base B            # both, interleaved, same run
     sudo benches/scale.py --sizes 100,1000 --status-reps 5  # quicker
 
-Needs a descriptor limit that fits the largest size (4 a program and 160: `ulimit -Hn`).
-Prints a Markdown table; --out writes it to a file too.
+The descriptor limit must fit the largest size (4 a program and 160): the script raises its
+own RLIMIT_NOFILE (inherited by each init) to 5 a program and 1,000 when it is lower, which
+needs root (or CAP_SYS_RESOURCE) past the hard limit. Prints a Markdown table, and says which
+tracking the inits used (cgroup or marker, from their log); --out writes it to a file too.
 """
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -55,6 +58,33 @@ def setup(d, binary, n):
     sock = os.path.join(d, "ctrlinit.sock")
     env = dict(os.environ, CTRLINIT_SOCKET=sock)
     return [binary, "--config-dir", conf], env, sock
+
+
+def raise_nofile(largest):
+    """Lets an init hold `largest` programs' descriptors (it inherits this process's limit)."""
+    need = 5 * largest + 1000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft >= need:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, max(hard, need)))
+    except (ValueError, OSError) as e:
+        compare.log(f"cannot raise RLIMIT_NOFILE to {need} (soft {soft}, hard {hard}): {e}")
+
+
+def tracking_of(paths):
+    """`cgroup` or `marker`, as the init's log (its stdout or stderr) said at start."""
+    for path in paths:
+        try:
+            with open(path, errors="replace") as f:
+                for line in f:
+                    if "tracked by cgroup" in line:
+                        return "cgroup"
+                    if "tracked by environment marker" in line:
+                        return "marker"
+        except OSError:
+            pass
+    return "?"
 
 
 def client_status(binary, env):
@@ -88,7 +118,8 @@ def raw_status(sock):
 def one(binary, n, args):
     d = tempfile.mkdtemp(prefix=f"scale-{n}-", dir=args.workdir)
     argv, env, sock = setup(d, binary, n)
-    ns = compare.Namespace(argv, cwd=d, env=env, stderr=os.path.join(d, "init.stderr"))
+    logs = [os.path.join(d, "init.out"), os.path.join(d, "init.err")]
+    ns = compare.Namespace(argv, cwd=d, env=env, stdout=logs[0], stderr=logs[1])
     res = {}
     try:
         compare.wait_for(lambda: len(compare.children(ns.init)) >= n, 300, 0.01, f"{n} programs")
@@ -117,6 +148,7 @@ def one(binary, n, args):
         if not ns.wait_exit(300):
             raise RuntimeError("still up 300 s after SIGTERM")
         res["stop_ms"] = (ns.t_exit - t) / 1e6
+        res["tracking"] = tracking_of(logs)
         return res
     finally:
         ns.close()
@@ -158,6 +190,7 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     compare.set_subreaper()
+    raise_nofile(max(int(x) for x in args.sizes.split(",")))
     builds = [("new", os.path.abspath(args.ctrlinit))]
     if args.base:
         builds.append(("base", os.path.abspath(args.base)))
@@ -175,6 +208,8 @@ def main():
                 compare.log(f"  {r}")
                 results.setdefault((label, n), []).append(r)
     text = table(results)
+    modes = sorted({r.get("tracking", "?") for reps in results.values() for r in reps})
+    text += f"\n\ntracking: {', '.join(modes)}"
     print(text)
     if args.out:
         with open(args.out, "w") as f:
