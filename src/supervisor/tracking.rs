@@ -191,11 +191,20 @@ impl Tracking {
             // Groups below a program's own are what `nr_descendants` counts beyond one a
             // program; any, or a count that cannot be read, and each group's sub-tree is
             // walked.
-            Some(cg) => Look {
-                flat: cg.descendants() == Some(self.groups.len()),
-                tree: None,
-                top: cg.top(),
-            },
+            Some(cg) => {
+                let mut count = cg.descendants();
+                if count == Some(self.groups.len() + 1) {
+                    // The start's probe group, if its child had not ended when it was
+                    // removed (a program's group is never named in upper case).
+                    Cgroups::remove(&cg.base().join("PROBE"));
+                    count = cg.descendants();
+                }
+                Look {
+                    flat: count == Some(self.groups.len()),
+                    tree: None,
+                    top: cg.top(),
+                }
+            }
             None => Look {
                 flat: false,
                 tree: Some(procs::Tree::scan()),
@@ -396,7 +405,12 @@ fn usable(cgroups: Cgroups) -> Result<Cgroups, String> {
         .and_then(|fd| crate::process::can_clone_into(&fd))
         .map_err(|e| e.to_string());
     match tried {
-        Ok(()) => Ok(cgroups),
+        Ok(()) => {
+            // Gone once tried (its child has been reaped): then the sub-tree's count of groups
+            // is one a program, which `status` relies on to skip listing each group.
+            Cgroups::remove(&cgroups.base().join("PROBE"));
+            Ok(cgroups)
+        }
         Err(e) => {
             cgroups.cleanup();
             Err(format!(
