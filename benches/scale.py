@@ -11,6 +11,9 @@ machinery) and this measures:
   print), the median of --status-reps runs spaced 1.2 s apart, so each misses the one-second
   cache of processes a storm of requests would hit (p90 too);
 - raw_status_ms: the same request on the socket without the client (the answer alone);
+- status_cpu_ms: the CPU time (user and system, every thread) the init spent on each raw
+  request, the mean: on a loaded machine wall times are mostly waiting for a core, CPU time
+  is the work (10 ms ticks);
 - pss_kib: ctrlinit's PSS (smaps_rollup) after --settle seconds of quiet (idle memory is
   handed back 0.5 s after start), and per program;
 - stop_ms: from SIGTERM to the namespace being gone (every program stopped, ctrlinit exited).
@@ -19,13 +22,16 @@ machinery) and this measures:
     sudo benches/scale.py --ctrlinit A --base B            # both, interleaved, same run
     sudo benches/scale.py --sizes 100,1000 --status-reps 5  # quicker
 
-Needs a descriptor limit that fits the largest size (4 a program and 160: `ulimit -Hn`).
-Prints a Markdown table; --out writes it to a file too.
+The descriptor limit must fit the largest size (4 a program and 160): the script raises its
+own RLIMIT_NOFILE (inherited by each init) to 5 a program and 1,000 when it is lower, which
+needs root (or CAP_SYS_RESOURCE) past the hard limit. Prints a Markdown table, and says which
+tracking the inits used (cgroup or marker, from their log); --out writes it to a file too.
 """
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -57,6 +63,33 @@ def setup(d, binary, n):
     return [binary, "--config-dir", conf], env, sock
 
 
+def raise_nofile(largest):
+    """Lets an init hold `largest` programs' descriptors (it inherits this process's limit)."""
+    need = 5 * largest + 1000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft >= need:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, max(hard, need)))
+    except (ValueError, OSError) as e:
+        compare.log(f"cannot raise RLIMIT_NOFILE to {need} (soft {soft}, hard {hard}): {e}")
+
+
+def tracking_of(paths):
+    """`cgroup` or `marker`, as the init's log (its stdout or stderr) said at start."""
+    for path in paths:
+        try:
+            with open(path, errors="replace") as f:
+                for line in f:
+                    if "tracked by cgroup" in line:
+                        return "cgroup"
+                    if "tracked by environment marker" in line:
+                        return "marker"
+        except OSError:
+            pass
+    return "?"
+
+
 def client_status(binary, env):
     t0 = time.perf_counter()
     out = subprocess.run([binary, "status", "--json"], env=env, capture_output=True)
@@ -85,13 +118,22 @@ def raw_status(sock):
     return (time.perf_counter() - t0) * 1000
 
 
+def cpu_ms(pid):
+    """The CPU time process `pid` (all its threads) has used, in ms: on a loaded machine the
+    work a request costs the init, where its wall time is mostly waiting for a core."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def one(binary, n, args):
     d = tempfile.mkdtemp(prefix=f"scale-{n}-", dir=args.workdir)
     argv, env, sock = setup(d, binary, n)
-    ns = compare.Namespace(argv, cwd=d, env=env, stderr=os.path.join(d, "init.stderr"))
+    logs = [os.path.join(d, "init.out"), os.path.join(d, "init.err")]
+    ns = compare.Namespace(argv, cwd=d, env=env, stdout=logs[0], stderr=logs[1])
     res = {}
     try:
-        compare.wait_for(lambda: len(compare.children(ns.init)) >= n, 300, 0.01, f"{n} programs")
+        compare.wait_for(lambda: len(compare.children(ns.init)) >= n, max(300, n // 5), 0.01, f"{n} programs")
         res["start_ms"] = (compare.now_ns() - ns.t_spawn) / 1e6
         compare.wait_for(lambda: os.path.exists(sock), 30, 0.01, "the socket")
         time.sleep(args.settle)
@@ -106,9 +148,13 @@ def one(binary, n, args):
                 raise RuntimeError(f"status listed {len(programs)} programs, not {n}")
             times.append(ms)
             time.sleep(1.2)
+        cpu = []
         for _ in range(args.status_reps):
+            before = cpu_ms(ns.init)
             raw.append(raw_status(sock))
+            cpu.append(cpu_ms(ns.init) - before)
             time.sleep(1.2)
+        res["status_cpu_ms"] = statistics.mean(cpu)
         res["status_ms"] = statistics.median(times)
         res["status_p90_ms"] = compare.percentile(times, 90)
         res["raw_status_ms"] = statistics.median(raw)
@@ -117,6 +163,7 @@ def one(binary, n, args):
         if not ns.wait_exit(300):
             raise RuntimeError("still up 300 s after SIGTERM")
         res["stop_ms"] = (ns.t_exit - t) / 1e6
+        res["tracking"] = tracking_of(logs)
         return res
     finally:
         ns.close()
@@ -128,6 +175,7 @@ COLUMNS = [
     ("status_ms", "status --json (ms)", 1),
     ("status_p90_ms", "p90 (ms)", 1),
     ("raw_status_ms", "raw status (ms)", 1),
+    ("status_cpu_ms", "init CPU a status (ms)", 1),
     ("pss_kib", "idle PSS (KiB)", 0),
     ("pss_per_program_kib", "KiB/program", 2),
     ("stop_ms", "stop all (ms)", 0),
@@ -158,6 +206,7 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     compare.set_subreaper()
+    raise_nofile(max(int(x) for x in args.sizes.split(",")))
     builds = [("new", os.path.abspath(args.ctrlinit))]
     if args.base:
         builds.append(("base", os.path.abspath(args.base)))
@@ -175,6 +224,8 @@ def main():
                 compare.log(f"  {r}")
                 results.setdefault((label, n), []).append(r)
     text = table(results)
+    modes = sorted({r.get("tracking", "?") for reps in results.values() for r in reps})
+    text += f"\n\ntracking: {', '.join(modes)}"
     print(text)
     if args.out:
         with open(args.out, "w") as f:

@@ -44,6 +44,20 @@ pub(crate) struct Tracking {
     strangers: std::cell::RefCell<Option<Vec<Stranger>>>,
 }
 
+/// What one look at every run's processes (a `status` of all programs) reads once for all,
+/// instead of once a program: with thousands of programs the per-program reads were most of
+/// the answer's time (issue 21, item 14).
+#[derive(Debug, Default)]
+pub(crate) struct Look {
+    /// Cgroups: no program has groups below its own, so its group's `cgroup.procs` is all of
+    /// it (no listing of its directory).
+    flat: bool,
+    /// Markers: every process's parent, from one pass over `/proc`.
+    tree: Option<procs::Tree>,
+    /// Cgroups: the sub-tree's top, open, so each group's files are opened below it.
+    top: Option<crate::sys::cgroup2::Top>,
+}
+
 /// A child of ctrlinit that is no run's main process.
 #[derive(Debug, Clone)]
 struct Stranger {
@@ -168,13 +182,57 @@ impl Tracking {
     /// another run's main process (its environment need not be read). Reads a few `/proc` files
     /// per process of the run, not every process of the machine.
     pub(crate) fn members(&self, r: RunRef<'_>, others: &dyn Fn(i32) -> bool) -> Vec<i32> {
+        self.members_in(&Look::default(), r, others)
+    }
+
+    /// What a look at every run's processes at once shares (see [`Look`]).
+    pub(crate) fn look(&self) -> Look {
+        match &self.cgroups {
+            // Groups below a program's own are what `nr_descendants` counts beyond one a
+            // program; any, or a count that cannot be read, and each group's sub-tree is
+            // walked.
+            Some(cg) => {
+                let mut count = cg.descendants();
+                if count == Some(self.groups.len() + 1) {
+                    // The start's probe group, if its child had not ended when it was
+                    // removed (a program's group is never named in upper case).
+                    Cgroups::remove(&cg.base().join("PROBE"));
+                    count = cg.descendants();
+                }
+                Look {
+                    flat: count == Some(self.groups.len()),
+                    tree: None,
+                    top: cg.top(),
+                }
+            }
+            None => Look {
+                flat: false,
+                tree: Some(procs::Tree::scan()),
+                top: None,
+            },
+        }
+    }
+
+    /// [`Tracking::members`], with what `look` read for every run.
+    pub(crate) fn members_in(
+        &self,
+        look: &Look,
+        r: RunRef<'_>,
+        others: &dyn Fn(i32) -> bool,
+    ) -> Vec<i32> {
         if let Some(g) = self.groups.get(r.name) {
+            if look.flat {
+                return Cgroups::pids_below(look.top.as_ref(), g.dir());
+            }
             // The groups a program made below its own hold its processes too.
             return Cgroups::subtree_pids(g.dir());
         }
         let mut roots: Vec<i32> = r.leader.into_iter().collect();
         roots.extend(self.reparented(r, others));
-        procs::descendants(&roots)
+        match &look.tree {
+            Some(tree) => tree.descendants(&roots),
+            None => procs::descendants(&roots),
+        }
     }
 
     /// ctrlinit's children (not `r`'s leader, not another run's main process) that belong to run
@@ -287,9 +345,11 @@ impl Tracking {
         self.groups.contains_key(name)
     }
 
-    /// What a program's group has used (cgroup mode).
-    pub(crate) fn usage(&self, name: &str) -> Option<Usage> {
-        self.groups.get(name).map(|g| Cgroups::usage(g.dir()))
+    /// What a program's group has used (cgroup mode), its files opened below `look`'s top.
+    pub(crate) fn usage_in(&self, look: &Look, name: &str) -> Option<Usage> {
+        self.groups
+            .get(name)
+            .map(|g| Cgroups::usage_below(look.top.as_ref(), g.dir()))
     }
 
     /// A program left the configuration: its (empty) group goes.
@@ -345,7 +405,12 @@ fn usable(cgroups: Cgroups) -> Result<Cgroups, String> {
         .and_then(|fd| crate::process::can_clone_into(&fd))
         .map_err(|e| e.to_string());
     match tried {
-        Ok(()) => Ok(cgroups),
+        Ok(()) => {
+            // Gone once tried (its child has been reaped): then the sub-tree's count of groups
+            // is one a program, which `status` relies on to skip listing each group.
+            Cgroups::remove(&cgroups.base().join("PROBE"));
+            Ok(cgroups)
+        }
         Err(e) => {
             cgroups.cleanup();
             Err(format!(

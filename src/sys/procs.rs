@@ -89,6 +89,53 @@ pub fn descendants(roots: &[i32]) -> Vec<i32> {
     out
 }
 
+/// Every process's children, from one pass over `/proc` (each process's `stat`, at most
+/// [`SCAN_CAP`]): where the descendants of many processes are wanted at once, one read a
+/// process instead of each one's task directory and `children` files.
+#[derive(Debug, Default)]
+pub struct Tree {
+    children: std::collections::HashMap<i32, Vec<i32>>,
+}
+
+impl Tree {
+    /// The processes now (a process's parent is its parent's thread group: `stat`'s field).
+    pub fn scan() -> Tree {
+        let mut tree = Tree::default();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return tree;
+        };
+        let pids = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .take(SCAN_CAP);
+        for pid in pids {
+            if let Some(s) = stat(pid) {
+                tree.children.entry(s.ppid).or_default().push(pid);
+            }
+        }
+        tree
+    }
+
+    /// `roots` and all their descendants as the scan saw them (at most [`SCAN_CAP`]).
+    pub fn descendants(&self, roots: &[i32]) -> Vec<i32> {
+        let mut out: Vec<i32> = Vec::new();
+        // Parents read one after the other are a tree only if no pid was reused during the
+        // scan: what was seen is not walked twice.
+        let mut seen = std::collections::HashSet::new();
+        let mut next = roots.to_vec();
+        while let Some(pid) = next.pop() {
+            if out.len() >= SCAN_CAP || !seen.insert(pid) {
+                continue;
+            }
+            out.push(pid);
+            if let Some(kids) = self.children.get(&pid) {
+                next.extend_from_slice(kids);
+            }
+        }
+        out
+    }
+}
+
 /// The start of `pid`'s environment as it was at its exec (at most [`ENVIRON_READ`] bytes).
 fn environ(pid: i32) -> Option<Vec<u8>> {
     let mut f = std::fs::File::open(format!("/proc/{pid}/environ")).ok()?;
@@ -212,6 +259,45 @@ mod tests {
         );
         assert!(parse_stat(b"garbage").is_none());
         assert!(parse_stat(b"1 (x) S y").is_none());
+    }
+
+    #[test]
+    fn one_scan_finds_what_the_children_files_find() {
+        // A shell with a child of its own: two levels below this process.
+        let mut sh = std::process::Command::new("/bin/sh")
+            .args(["-c", "sleep 30 & wait"])
+            .spawn()
+            .unwrap();
+        let shell = sh.id() as i32;
+        let began = std::time::Instant::now();
+        while children_of(shell).is_empty() {
+            assert!(began.elapsed() < std::time::Duration::from_secs(30));
+            std::thread::yield_now();
+        }
+        let mut by_files = descendants(&[shell]);
+        let mut by_scan = Tree::scan().descendants(&[shell]);
+        by_files.sort_unstable();
+        by_scan.sort_unstable();
+        let kids = children_of(shell);
+        let _ = sh.kill();
+        for kid in kids {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(kid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let _ = sh.wait();
+        assert_eq!(by_files.len(), 2, "{by_files:?}");
+        assert_eq!(by_scan, by_files);
+        // A root named twice is one process.
+        assert_eq!(
+            Tree::scan()
+                .descendants(&[1, 1])
+                .iter()
+                .filter(|&&p| p == 1)
+                .count(),
+            1
+        );
     }
 
     #[test]

@@ -524,11 +524,15 @@ impl Core {
     }
 
     fn owner_of(&self, pid: i32) -> Option<usize> {
-        self.programs.iter().position(|p| {
-            p.phase.pid() == Some(pid)
-                || matches!(p.phase, Phase::Finishing { pid: Some(h), .. } if h == pid)
-                || matches!(p.phase, Phase::PreStopping(s) if s.hook == Some(pid))
-        })
+        self.programs
+            .iter()
+            .position(|p| owned_by(p).any(|owned| owned == pid))
+    }
+
+    /// Every pid [`Core::owns_pid`] is true of, at once: one pass where many are looked up
+    /// (with thousands of programs, one `owns_pid` a process is a pass over them all each).
+    pub fn owned_pids(&self) -> std::collections::HashSet<i32> {
+        self.programs.iter().flat_map(owned_by).collect()
     }
 
     /// Programs whose leader is gone and whose group must be checked for emptiness.
@@ -755,4 +759,15 @@ impl Core {
             None => t,
         }
     }
+}
+
+/// The processes of program `p` the core accounts for: its main process, or its `finish` or
+/// `pre_stop` hook.
+fn owned_by(p: &Program) -> impl Iterator<Item = i32> + '_ {
+    let hook = match p.phase {
+        Phase::Finishing { pid, .. } => pid,
+        Phase::PreStopping(s) => s.hook,
+        _ => None,
+    };
+    p.phase.pid().into_iter().chain(hook)
 }

@@ -308,6 +308,9 @@ impl Runner {
     /// `sys::memory::Releaser`).
     fn release_memory(&mut self) {
         self.cold_memory = ColdMemory::Released;
+        // What the last `status` found is kept a second (PROCESSES_FOR) and stale by now: a
+        // few hundred bytes a program, not to be held while idle.
+        self.processes_seen = None;
         self.last_trim = Instant::now();
         if let Some(r) = &self.releaser {
             r.request();

@@ -229,19 +229,21 @@ impl Runner {
 
     /// Every program's processes (while its run may have any) and cgroup usage, now.
     fn look_at_processes(&self) -> HashMap<String, Processes> {
-        let others = |pid| self.core.owns_pid(pid);
+        let owned = self.core.owned_pids();
+        let others = |pid| owned.contains(&pid);
+        let look = self.tracking.look();
         self.core
             .programs()
             .iter()
             .map(|p| {
                 let run = tracking::run_of(p);
                 let pids = run.map(|r| {
-                    let mut pids = self.tracking.members(r, &others);
+                    let mut pids = self.tracking.members_in(&look, r, &others);
                     pids.sort_unstable();
                     pids
                 });
                 // A program with no run has no processes to account for: its group is not read.
-                let usage = run.and_then(|_| self.tracking.usage(p.name()));
+                let usage = run.and_then(|_| self.tracking.usage_in(&look, p.name()));
                 (p.name().to_string(), Processes { pids, usage })
             })
             .collect()
