@@ -156,10 +156,23 @@ pub fn write_report(
     };
     let path = dir.join(format!("{base}.json"));
     let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
-    create_private_new(&path, mode)?.write_all(&json)?;
+    publish(&dir.join(format!(".{base}.json.partial")), &path, &json, mode)?;
     retain(&dir, "json", info.max_reports as usize);
     cap_total(crash_dir, max_total);
     Ok(Written { report: path, core })
+}
+
+/// Writes a report under a hidden name, then links it into place: whoever watches the crash
+/// directory (a collector on the host, `tail`, a test) sees no report or a whole one, never a
+/// half-written one (seen under load). The link, unlike a rename, fails rather than replace a
+/// report that already has the name, as creating it in place did.
+fn publish(partial: &Path, path: &Path, json: &[u8], mode: u32) -> io::Result<()> {
+    // A leftover of a ctrlinit killed mid-write: never a report, safe to drop.
+    let _ = std::fs::remove_file(partial);
+    let written = create_private_new(partial, mode).and_then(|mut f| f.write_all(json));
+    let linked = written.and_then(|()| std::fs::hard_link(partial, path));
+    let _ = std::fs::remove_file(partial);
+    linked
 }
 
 /// Applies the core limits before the report is written, so that the report never points at a
