@@ -4,4 +4,8 @@ pub mod args;
 pub mod check;
 pub mod ctl;
 pub mod graph;
+pub mod history;
+mod history_read;
+mod history_render;
+pub mod history_summary;
 pub mod network;
