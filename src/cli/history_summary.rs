@@ -2,7 +2,7 @@
 //! program its starts, restarts, causes, last exit, mean time between failures and ready
 //! latency (p50/p95).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::SystemTime;
 
 use serde::Serialize;
@@ -98,17 +98,20 @@ pub(super) fn summarize(
     skipped_lines: u64,
     skipped_files: Vec<String>,
 ) -> History {
+    // Boots in the order they first appear; sets, so a long ledger costs one pass.
     let mut order: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for r in records {
-        if order.last() != Some(&r.boot.as_str()) && !order.contains(&r.boot.as_str()) {
+        if order.last() != Some(&r.boot.as_str()) && seen.insert(&r.boot) {
             order.push(&r.boot);
         }
     }
     let keep_from = filter.boots.map_or(0, |n| order.len().saturating_sub(n));
     let kept: Vec<&str> = order[keep_from..].to_vec();
+    let kept_set: HashSet<&str> = kept.iter().copied().collect();
     let selected: Vec<&Record> = records
         .iter()
-        .filter(|r| kept.contains(&r.boot.as_str()))
+        .filter(|r| kept_set.contains(r.boot.as_str()))
         .filter(|r| filter.since.as_deref().is_none_or(|s| r.t.as_str() >= s))
         .collect();
     let boots = boots_of(&selected, &kept, order.last().copied());
@@ -123,9 +126,13 @@ pub(super) fn summarize(
 }
 
 fn boots_of(records: &[&Record], kept: &[&str], newest: Option<&str>) -> Vec<BootSummary> {
+    let mut by_boot: HashMap<&str, Vec<&Record>> = HashMap::new();
+    for r in records {
+        by_boot.entry(&r.boot).or_default().push(r);
+    }
     let mut out: Vec<BootSummary> = Vec::new();
     for id in kept {
-        let mine: Vec<&&Record> = records.iter().filter(|r| r.boot == *id).collect();
+        let mine: &[&Record] = by_boot.get(id).map_or(&[], Vec::as_slice);
         let (Some(first), Some(last)) = (mine.first(), mine.last()) else {
             continue;
         };
@@ -144,7 +151,7 @@ fn boots_of(records: &[&Record], kept: &[&str], newest: Option<&str>) -> Vec<Boo
             hostname: None,
             version: None,
         };
-        for r in &mine {
+        for r in mine {
             match &r.fact {
                 Fact::Boot {
                     hostname, version, ..
