@@ -287,6 +287,8 @@ class Ctrlinit(Tool):
             'stop_timeout = "9s"',
             f"log_dir = {toml_str(os.path.join(d, 'logs'))}",
             f"crash_dir = {toml_str(os.path.join(d, 'crash'))}",
+            # versus.py --base-init/--new-init: more [init] keys for one side (`ledger = false`).
+            *getattr(self, "init_extra", []),
             "",
         ]
         for p in programs:

@@ -10,6 +10,8 @@ between runs on a loaded 2-core machine (see RESULTS.md), a same-run ratio much 
 
     sudo benches/versus.py --base /tmp/base/ctrlinit --new target/release/ctrlinit --reps 3
     sudo benches/versus.py --base A --new B --quick          # smoke test, seconds
+    sudo benches/versus.py --base B --new B --base-init 'ledger = false' --workloads restart,idle
+                                                             # one build, a setting off vs on
 
 Build BASE from a clean checkout of the earlier commit (`git worktree add /tmp/base REV &&
 cargo build --release --manifest-path /tmp/base/Cargo.toml`). Results: a Markdown table on
@@ -107,6 +109,8 @@ def main():
     ap.add_argument("--stop-timeout", type=float, default=2.0)
     ap.add_argument("--ignore-grace", type=float, default=13.0)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--base-init", action="append", default=[], help="an [init] line for BASE only (repeatable)")
+    ap.add_argument("--new-init", action="append", default=[], help="an [init] line for NEW only (repeatable)")
     args = ap.parse_args()
     if args.quick:
         args.reps, args.idle_seconds, args.settle = 1, 1.0, 0.3
@@ -130,6 +134,7 @@ def main():
         for side in ("base", "new") if rep % 2 == 0 else ("new", "base"):
             ctx.ctrlinit = binaries[side]
             tool = compare.Ctrlinit(ctx)
+            tool.init_extra = args.base_init if side == "base" else args.new_init
             for key, fn in workloads(ctx, tool, args):
                 res = run_one(ctx, tool, key, fn, root)
                 compare.log(f"rep {rep + 1} {side:<4} {key:<12} {str(res)[:160]}")

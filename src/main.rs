@@ -37,6 +37,21 @@ fn main() -> ExitCode {
             strict,
             build,
         }) => check(&cli, main.clone(), strict, build),
+        Some(Command::History {
+            ref ledger,
+            ref program,
+            ref since,
+            boots,
+            json,
+        }) => {
+            let path = ledger.clone().unwrap_or_else(default_ledger);
+            let filter = ctrlinit::cli::history::Filter {
+                program: program.clone(),
+                since: since.clone(),
+                boots,
+            };
+            ExitCode::from(ctrlinit::cli::history::history(&path, &filter, json))
+        }
         Some(Command::Import {
             from,
             ref input,
@@ -100,7 +115,10 @@ fn client(cli: &Cli, cmd: &Command) -> u8 {
         Command::Reload => ctl::reload(&socket),
         Command::Shutdown => ctl::shutdown(&socket),
         Command::Graph { format } => graph(cli, &socket, *format),
-        Command::Run { .. } | Command::Check { .. } | Command::Import { .. } => ctl::EXIT_USAGE,
+        Command::Run { .. }
+        | Command::Check { .. }
+        | Command::Import { .. }
+        | Command::History { .. } => ctl::EXIT_USAGE,
     }
 }
 
@@ -457,4 +475,16 @@ fn init_tracing(level: &str, tx: tokio::sync::mpsc::UnboundedSender<ctrlinit::lo
         .unwrap_or(tracing::level_filters::LevelFilter::INFO);
     let subscriber = tracing_subscriber::registry().with(OwnLogLayer::new(tx).with_filter(filter));
     let _ = tracing::subscriber::set_global_default(subscriber);
+}
+
+/// Where `history` looks without `--ledger`: `ledger.jsonl` in `$CTRLINIT_LOG_DIR` (set and not
+/// empty), else in the default log directory.
+fn default_ledger() -> std::path::PathBuf {
+    let dir = std::env::var_os("CTRLINIT_LOG_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(
+            || config::InitSettings::default().log_dir,
+            std::path::PathBuf::from,
+        );
+    dir.join(ctrlinit::model::ledger::LEDGER_FILE)
 }

@@ -99,6 +99,7 @@ async fn status(h: &Handles, w: &mut Writer, names: Vec<String>) -> io::Result<(
                 seq,
                 programs,
                 network,
+                previous_boot: crate::logs::ledger::previous_boot().cloned(),
             }
         }
         Err(r) => refused(r),

@@ -248,19 +248,9 @@ async fn route(target: &str, handles: &Handles) -> Answer {
     }
 }
 
-/// This ctrlinit's boot id: the kernel's random UUID, read once (the time, if unreadable).
+/// This ctrlinit's boot id (the run ledger records the same).
 fn boot_id() -> &'static str {
-    static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BOOT.get_or_init(|| {
-        crate::sys::files::read_regular(std::path::Path::new("/proc/sys/kernel/random/uuid"), 64)
-            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
-            .unwrap_or_else(|_| {
-                let t = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap_or_default();
-                format!("t{}", t.as_nanos())
-            })
-    })
+    crate::sys::boot::boot_id()
 }
 
 /// `/v1/peer?program=NAME`: the program's run and state, with the boot id.

@@ -225,6 +225,27 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "dot")]
         format: Format,
     },
+    /// What the run ledger says, without a running init: boots and how each ended, then per
+    /// program its starts, restarts, causes, last exit, mean time between failures and ready
+    /// latency (exit 1: the ledger cannot be read).
+    History {
+        /// The ledger file (default: ledger.jsonl in $CTRLINIT_LOG_DIR, or
+        /// /var/log/ctrlinit); on the host, the mounted log directory's.
+        #[arg(long, value_name = "PATH")]
+        ledger: Option<PathBuf>,
+        /// Only this program.
+        #[arg(long)]
+        program: Option<String>,
+        /// Only records since a time (RFC 3339) or a duration ago (`2h`).
+        #[arg(long, value_parser = crate::cli::history::since_arg)]
+        since: Option<String>,
+        /// Only the last N boots.
+        #[arg(long, value_name = "N")]
+        boots: Option<usize>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Translate a supervisord configuration (and the files it includes), or an s6-overlay
     /// layout (`--from s6-overlay ROOT`), into ctrlinit's: TOML files, and a report on stderr
     /// of what is not carried over exactly (exit 0 imported, 1 output not written, 2 input

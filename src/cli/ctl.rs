@@ -60,6 +60,7 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
             seq,
             programs,
             network,
+            previous_boot,
         } => {
             if json {
                 // The network watch is one more entry, of its own type (programs are
@@ -73,6 +74,9 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
                 });
                 print_json(&programs, seq, network);
             } else {
+                if let Some(b) = &previous_boot {
+                    println!("{}", super::history::boot_line(b));
+                }
                 print!("{}", render_table(&programs));
                 if let Some(n) = &network {
                     println!("{}", super::network::render(n));

@@ -31,6 +31,8 @@ pub(super) const INIT_KEYS: &[&str] = &[
     "orphans",
     "orphan_grace",
     "network",
+    "ledger",
+    "ledger_max_size",
 ];
 
 /// Reads `[init]`, recording errors; `None` when it held no usable table.
@@ -195,6 +197,15 @@ fn read_crash_limits(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSet
     }
     if let Some(v) = get(table, "crash_mode") {
         init.crash_mode = read_mode(r, v, "init.crash_mode").unwrap_or(init.crash_mode);
+    }
+    if let Some(v) = get(table, "ledger") {
+        init.ledger = r.boolean(v, "init.ledger").unwrap_or(init.ledger);
+    }
+    if let Some(v) = get(table, "ledger_max_size") {
+        init.ledger_max_size = r
+            .size(v, "init.ledger_max_size")
+            .unwrap_or(init.ledger_max_size)
+            .max(4096);
     }
     if let Some(v) = get(table, "crash_max_size") {
         init.crash_max_size = r

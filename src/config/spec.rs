@@ -98,6 +98,10 @@ pub struct InitSettings {
     /// `[init.network]`: the container's network as a watched dependency; `None` (no table):
     /// not watched.
     pub network: Option<NetworkWatch>,
+    /// Whether ctrlinit writes its run ledger (`ledger.jsonl` in `log_dir`; `[init] ledger`).
+    pub ledger: bool,
+    /// The size at which the ledger is rotated (`[init] ledger_max_size`; 5 older files kept).
+    pub ledger_max_size: u64,
     /// Which of `log_dir`, `crash_dir` and `socket` someone chose (a file, the environment or
     /// the command line): one that cannot be used is an error. A default that cannot be used
     /// (a non-root user, a read-only root) only turns off what needs it, with a warning.
@@ -204,6 +208,8 @@ impl Default for InitSettings {
             orphan_grace: Duration::from_secs(5),
             notify_socket: None,
             network: None,
+            ledger: true,
+            ledger_max_size: 10 << 20,
             chosen: ChosenPaths::default(),
         }
     }

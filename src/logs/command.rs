@@ -95,6 +95,8 @@ pub enum Command {
         /// Where formatted blocks go; a follower that cannot keep up misses lines.
         tx: tokio::sync::mpsc::Sender<Vec<u8>>,
     },
+    /// Append a record to the run ledger (one `write`; nothing when the ledger is off).
+    Ledger(Box<crate::model::ledger::Record>),
     /// Drain every pipe (bounded), flush, and stop.
     Shutdown,
 }

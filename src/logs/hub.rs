@@ -30,7 +30,12 @@ const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
 const CONSOLE_AT_EXIT: Duration = Duration::from_secs(1);
 
 /// Runs the log thread until [`Command::Shutdown`].
-pub(super) fn run(config: Arc<Config>, dirs: Dirs, rx: UnboundedReceiver<Command>) {
+pub(super) fn run(
+    config: Arc<Config>,
+    dirs: Dirs,
+    ledger: Option<FileSink>,
+    rx: UnboundedReceiver<Command>,
+) {
     crate::sys::init::lower_thread_priority();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -39,7 +44,7 @@ pub(super) fn run(config: Arc<Config>, dirs: Dirs, rx: UnboundedReceiver<Command
         .expect("failed to build the log thread's runtime");
     let local = tokio::task::LocalSet::new();
     let (console, console_drained) = console::start();
-    local.block_on(&runtime, serve(config, dirs, console, rx));
+    local.block_on(&runtime, serve(config, dirs, ledger, console, rx));
     // Tasks still pending (a pump on a pipe a stray holds) keep a console sender: drop them,
     // so the console thread sees the channel close, drains, and ends.
     drop(local);
@@ -51,30 +56,11 @@ pub(super) fn run(config: Arc<Config>, dirs: Dirs, rx: UnboundedReceiver<Command
 async fn serve(
     config: Arc<Config>,
     dirs: Dirs,
+    ledger: Option<FileSink>,
     console: Sender<console::Chunk>,
     mut rx: UnboundedReceiver<Command>,
 ) {
-    // Own lines carry their timestamp and level already.
-    let own_file = dirs.log_dir.as_ref().and_then(|dir| {
-        let own_path = dir.join("ctrlinit.log");
-        FileSink::open(&own_path, &LogSettings::default(), dirs.log_mode)
-            .map_err(|e| eprintln!("ctrlinit: cannot open {}: {e}", own_path.display()))
-            .ok()
-    });
-    let shared = Rc::new(Shared {
-        console,
-        own_to_stderr: Cell::new(false),
-        mode: Cell::new(config.init.console),
-        width: Cell::new(8),
-        dirs,
-        programs: RefCell::new(HashMap::new()),
-        own_file: RefCell::new(own_file),
-        own_queue: Rc::new(OwnQueue::new()),
-        followers: RefCell::new(Vec::new()),
-        open_pipes: Cell::new(0),
-        all_closed: watch::channel(0).0,
-        config: RefCell::new(Arc::clone(&config)),
-    });
+    let shared = shared_state(&config, dirs, ledger, console);
     configure(&shared, config);
     tokio::task::spawn_local(Rc::clone(&shared.own_queue).forward(shared.console.clone()));
     let mut reports: Vec<tokio::task::JoinHandle<()>> = Vec::new();
@@ -90,6 +76,7 @@ async fn serve(
             } => attach(&shared, &program, run, stdout, stderr, taps),
             Command::Own { level, message, at } => own_line(&shared, level, &message, at),
             Command::Reopen => reopen(&shared),
+            Command::Ledger(record) => shared.append_ledger(&record),
             Command::Crash(info) => {
                 reports.retain(|r| !r.is_finished());
                 reports.push(tokio::task::spawn_local(crash_report(
@@ -126,6 +113,37 @@ async fn serve(
     let _ = tokio::time::timeout(DRAIN_AT_EXIT, drained).await;
     // Pending own lines sent before Shutdown are handled above; flush by dropping.
     shared.own_file.borrow_mut().take();
+}
+
+/// The log thread's state: the sinks, with ctrlinit's own file opened (its lines carry their
+/// timestamp and level already) and the ledger as `logs::ledger` opened it.
+fn shared_state(
+    config: &Arc<Config>,
+    dirs: Dirs,
+    ledger: Option<FileSink>,
+    console: Sender<console::Chunk>,
+) -> Rc<Shared> {
+    let own_file = dirs.log_dir.as_ref().and_then(|dir| {
+        let own_path = dir.join("ctrlinit.log");
+        FileSink::open(&own_path, &LogSettings::default(), dirs.log_mode)
+            .map_err(|e| eprintln!("ctrlinit: cannot open {}: {e}", own_path.display()))
+            .ok()
+    });
+    Rc::new(Shared {
+        console,
+        own_to_stderr: Cell::new(false),
+        mode: Cell::new(config.init.console),
+        width: Cell::new(8),
+        dirs,
+        programs: RefCell::new(HashMap::new()),
+        own_file: RefCell::new(own_file),
+        ledger: RefCell::new(ledger),
+        own_queue: Rc::new(OwnQueue::new()),
+        followers: RefCell::new(Vec::new()),
+        open_pipes: Cell::new(0),
+        all_closed: watch::channel(0).0,
+        config: RefCell::new(Arc::clone(config)),
+    })
 }
 
 fn configure(shared: &Rc<Shared>, config: Arc<Config>) {
@@ -311,8 +329,10 @@ fn reopen(shared: &Shared) {
             }
         }
     }
-    if let Some(f) = shared.own_file.borrow_mut().as_mut() {
-        f.reopen();
+    for f in [&shared.own_file, &shared.ledger] {
+        if let Some(f) = f.borrow_mut().as_mut() {
+            f.reopen();
+        }
     }
     tracing::info!("reopened the log files");
 }
@@ -383,13 +403,20 @@ async fn crash_report(shared: Rc<Shared>, info: Box<crash::CrashInfo>) {
         max_size,
         shared.dirs.crash_mode,
     ) {
-        Ok(report) => tracing::warn!(
-            "{}: pid {} {}; crash report {}",
-            info.program,
-            info.pid,
-            info.exit,
-            report.report.display()
-        ),
+        Ok(report) => {
+            tracing::warn!(
+                "{}: pid {} {}; crash report {}",
+                info.program,
+                info.pid,
+                info.exit,
+                report.report.display()
+            );
+            let name = report.report.file_name().unwrap_or_default();
+            shared.append_ledger(&super::ledger::record(crate::model::ledger::Fact::Crash {
+                program: info.program.clone(),
+                report: name.to_string_lossy().into_owned(),
+            }));
+        }
         Err(e) => warn!(
             "{}: failed to write a crash report in {}: {e}",
             info.program,

@@ -17,6 +17,7 @@ mod dirs;
 pub mod file;
 pub mod frame;
 mod hub;
+pub mod ledger;
 mod own;
 mod own_queue;
 mod pump;
@@ -56,9 +57,11 @@ impl Logs {
         let fallbacks = dirs.fallbacks.clone();
         let (tx, rx) = unbounded_channel();
         before(tx.clone());
+        // After `before`: what reading it says (an unclean previous boot) is logged.
+        let ledger = ledger::prepare(dirs.log_dir.as_deref(), &config.init, dirs.log_mode);
         let thread = std::thread::Builder::new()
             .name("ctrlinit-logs".into())
-            .spawn(move || hub::run(config, dirs, rx))
+            .spawn(move || hub::run(config, dirs, ledger, rx))
             .map_err(|e| format!("failed to start the log thread: {e}"))?;
         Ok(Logs {
             tx,

@@ -81,12 +81,30 @@ pub(super) struct Shared {
     pub(super) dirs: Dirs,
     pub(super) programs: RefCell<HashMap<String, Rc<ProgramLog>>>,
     pub(super) own_file: RefCell<Option<FileSink>>,
+    /// The run ledger (`ledger.jsonl`), when it is on.
+    pub(super) ledger: RefCell<Option<FileSink>>,
     /// ctrlinit's own lines on their way to the console.
     pub(super) own_queue: Rc<super::own_queue::OwnQueue>,
     pub(super) followers: RefCell<Vec<Follower>>,
     pub(super) open_pipes: Cell<usize>,
     pub(super) all_closed: watch::Sender<usize>,
     pub(super) config: RefCell<Arc<Config>>,
+}
+
+impl Shared {
+    /// Appends `record` to the ledger: one `write` of one whole line, no buffer kept, so a
+    /// SIGKILL of ctrlinit loses nothing written. A record over the line cap is left out.
+    pub(super) fn append_ledger(&self, record: &crate::model::ledger::Record) {
+        let mut ledger = self.ledger.borrow_mut();
+        let Some(sink) = ledger.as_mut() else { return };
+        match record.to_line() {
+            Some(line) => sink.write_block(Block {
+                data: line.as_bytes(),
+                terminated: true,
+            }),
+            None => tracing::debug!("a ledger record over the line cap was left out"),
+        }
+    }
 }
 
 impl ProgramLog {

@@ -5,13 +5,15 @@
 //! - [`exit::Exit`] and [`signals`]: how a process ended, and signal names;
 //! - [`durations`]: durations as users write them;
 //! - [`id::ProgramId`]: a program's identity for as long as ctrlinit runs;
-//! - [`protocol`]: the control protocol's requests and answers, with a typed error.
+//! - [`protocol`]: the control protocol's requests and answers, with a typed error;
+//! - [`ledger`]: the run ledger's records (`ledger.jsonl`, `ctrlinit history`).
 
 #![warn(missing_docs)]
 
 pub mod durations;
 pub mod exit;
 pub mod id;
+pub mod ledger;
 pub mod protocol;
 pub mod signals;
 pub mod state;

@@ -353,6 +353,22 @@ pub struct InterfaceStatus {
     pub gone_at: Option<String>,
 }
 
+/// How the boot before this one ended, read from the run ledger at start (`status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviousBoot {
+    /// `clean` (it wrote its end), `unclean` (it did not: SIGKILL, OOM kill of PID 1, a host
+    /// crash) or `first` (no earlier boot in the ledger).
+    pub ended: String,
+    /// Its exit status, when it ended cleanly.
+    pub exit_status: Option<i32>,
+    /// Why it stopped, when it ended cleanly.
+    pub reason: Option<String>,
+    /// When it ended (clean) or last wrote (unclean), RFC 3339.
+    pub at: Option<String>,
+    /// This boot's id (the probe endpoint's `boot=`).
+    pub boot_id: String,
+}
+
 /// What the server answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -367,6 +383,9 @@ pub enum Response {
         /// The network watch (`[init.network]`), when there is one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         network: Option<NetworkStatus>,
+        /// How the boot before this one ended (from the run ledger), when the ledger is on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        previous_boot: Option<PreviousBoot>,
     },
     /// A command was applied.
     Done {

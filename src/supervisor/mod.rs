@@ -12,6 +12,7 @@ pub mod events;
 pub mod external;
 mod idle;
 mod launch;
+pub(crate) mod ledger;
 pub mod notices;
 pub mod notify;
 pub mod policy;

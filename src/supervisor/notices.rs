@@ -303,6 +303,11 @@ pub fn shutting_down(reason: &str) -> String {
     format!("shutting down: {reason}")
 }
 
+/// The reason in a [`shutting_down`] line (for the run ledger), when `message` is one.
+pub fn shutdown_reason_of(message: &str) -> Option<&str> {
+    message.strip_prefix("shutting down: ")
+}
+
 /// A requested stop begins with the drain.
 pub fn draining(drain: Duration) -> String {
     format!(

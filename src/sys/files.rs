@@ -45,6 +45,11 @@ fn human(n: u64) -> String {
     }
 }
 
+/// What a file type is, in words (`a FIFO`), for one that is not a regular file.
+pub fn kind_name(t: std::fs::FileType) -> &'static str {
+    kind_of(t)
+}
+
 /// What a file type is, in words, for one that is not a regular file.
 fn kind_of(t: std::fs::FileType) -> &'static str {
     if t.is_dir() {

@@ -1,6 +1,7 @@
 //! The PID-1 system layer: reaper role, signals through a signalfd, reaping, stray processes.
 //! Every `unsafe` here carries a `// SAFETY:` note.
 
+pub mod boot;
 pub mod cgroup2;
 pub mod cgroups;
 pub mod files;

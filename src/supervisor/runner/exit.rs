@@ -3,6 +3,18 @@
 use super::*;
 
 impl Runner {
+    /// [`Runner::finish`], then the boot's end in the run ledger (its last record).
+    pub(super) async fn finish_and_record(
+        &mut self,
+        signals: &mut Signals,
+        code: i32,
+        deadline: Instant,
+    ) -> i32 {
+        let code = self.finish(signals, code, deadline).await;
+        self.ledger.end(code, Instant::now());
+        code
+    }
+
     /// Every program is down: stop stray processes (TERM, then KILL at `deadline`), reap them,
     /// and return the exit status.
     pub(super) async fn finish(

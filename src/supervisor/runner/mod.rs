@@ -141,6 +141,8 @@ pub struct Runner {
     last_work: Instant,
     /// When freed heap was last handed back (a release, or a trim amid sustained work).
     last_trim: Instant,
+    /// What the run ledger hears.
+    ledger: super::ledger::LedgerTap,
 }
 
 impl Runner {
@@ -153,6 +155,7 @@ impl Runner {
         events: Arc<EventLog>,
     ) -> Self {
         let role = opts.role;
+        let opts_logs = opts.logs.clone();
         let (tx, probe_events) = unbounded_channel();
         let (reloads_tx, reloads) = unbounded_channel();
         let oom_counter = crate::sys::cgroups::OomCounter::open();
@@ -200,6 +203,10 @@ impl Runner {
             }),
             last_work: Instant::now(),
             last_trim: Instant::now(),
+            ledger: super::ledger::LedgerTap::new(
+                crate::logs::ledger::previous_boot().is_some(),
+                opts_logs,
+            ),
         }
     }
 
@@ -207,11 +214,11 @@ impl Runner {
     pub async fn run(mut self, mut signals: Signals) -> i32 {
         self.open_notify_socket();
         self.open_network_watch();
-        self.feed(Input::Boot);
+        self.boot();
         self.start_external_checks();
         loop {
             if let Some((code, deadline)) = self.exit {
-                return self.finish(&mut signals, code, deadline).await;
+                return self.finish_and_record(&mut signals, code, deadline).await;
             }
             self.tracking.new_turn();
             let deadline = self.core.next_deadline();
@@ -281,6 +288,12 @@ impl Runner {
             self.note_work(routine, routine_check);
             self.start_queued_reload();
         }
+    }
+
+    /// The boot: its ledger record, then the core's start.
+    fn boot(&mut self) {
+        self.ledger.boot(&self.config, self.opts.role == Role::Pid1);
+        self.feed(Input::Boot);
     }
 
     /// After one turn of the loop: work pushes the release of cold memory back (and undoes a
@@ -433,6 +446,7 @@ impl Runner {
             }
             Action::Notice(n) => {
                 log_notice(&n);
+                self.ledger.noticed(&n, &self.core, Instant::now());
                 self.announce(n);
             }
         }

@@ -29,7 +29,15 @@ impl Runner {
         let (marker, cgroup) = self.tracking.prepare(&spec.name, id, run);
         wiring.env.push(marker);
         wiring.cgroup = cgroup;
-        match self.launcher.program(&spec, run, wiring) {
+        if spec.kind == crate::config::Kind::Oneshot {
+            wiring.env.extend(previous_boot_env());
+        }
+        let spawned = self.launcher.program(&spec, run, wiring);
+        if let Some(p) = self.core.program(id) {
+            let pid = spawned.as_ref().ok().copied();
+            self.ledger.spawned(p, pid, Instant::now());
+        }
+        match spawned {
             Ok(pid) => Input::Spawned { id, pid },
             Err(e) => Input::SpawnFailed {
                 id,
@@ -113,4 +121,18 @@ impl Runner {
         );
         let _ = self.opts.logs.send(LogCommand::Crash(Box::new(info)));
     }
+}
+
+/// What a oneshot is told of the boot before this one (from the run ledger), so idempotent
+/// provisioning can clean what an unclean end left: `CTRLINIT_PREVIOUS_BOOT=clean|unclean|first`
+/// and, when known, `CTRLINIT_PREVIOUS_EXIT_STATUS`. Nothing when the ledger is off.
+fn previous_boot_env() -> Vec<(&'static str, String)> {
+    let Some(b) = crate::logs::ledger::previous_boot() else {
+        return Vec::new();
+    };
+    let mut env = vec![("CTRLINIT_PREVIOUS_BOOT", b.ended.clone())];
+    if let Some(code) = b.exit_status {
+        env.push(("CTRLINIT_PREVIOUS_EXIT_STATUS", code.to_string()));
+    }
+    env
 }

@@ -1,0 +1,96 @@
+//! `ctrlinit history`'s text: the boots, then a table of programs.
+
+use std::time::Duration;
+
+use super::history_summary::History;
+
+/// `1.2s`, `340ms`, `3m 5s`, `2h 10m`.
+pub(super) fn human(d: Duration) -> String {
+    let ms = d.as_millis() as u64;
+    match ms {
+        0..1_000 => format!("{ms}ms"),
+        1_000..60_000 => format!("{:.1}s", ms as f64 / 1000.0),
+        60_000..3_600_000 => format!("{}m {}s", ms / 60_000, (ms / 1000) % 60),
+        _ => format!("{}h {}m", ms / 3_600_000, (ms / 60_000) % 60),
+    }
+}
+
+/// The boots, a blank line, the programs' table, and what was skipped.
+pub(super) fn render(h: &History, ms: fn(Option<u64>) -> String) -> String {
+    let mut out = String::from("BOOTS\n");
+    for b in &h.boots {
+        let short: String = b.boot.chars().take(8).collect();
+        let end = match b.ended {
+            "clean" => format!(
+                "clean, status {} after {} ({}); way down {}",
+                b.exit_status.unwrap_or(0),
+                b.last,
+                b.reason.as_deref().unwrap_or(""),
+                ms(b.shutdown_ms)
+            ),
+            "unclean" => format!("UNCLEAN: no end recorded, last record {}", b.last),
+            _ => format!("open: running, or ended uncleanly (last record {})", b.last),
+        };
+        let host = b.hostname.as_deref().unwrap_or("?");
+        out.push_str(&format!("  {short}  {}  {host}  {end}\n", b.started));
+    }
+    out.push('\n');
+    let header = [
+        "PROGRAM",
+        "STARTS",
+        "RESTARTS",
+        "EXITS BY CAUSE",
+        "LAST EXIT",
+        "MTBF",
+        "READY P50",
+        "READY P95",
+    ];
+    let rows: Vec<Vec<String>> = h
+        .programs
+        .iter()
+        .map(|p| {
+            let causes: Vec<String> = p.exits.iter().map(|(c, n)| format!("{c}={n}")).collect();
+            vec![
+                p.program.clone(),
+                p.starts.to_string(),
+                p.restarts.to_string(),
+                if causes.is_empty() {
+                    "-".into()
+                } else {
+                    causes.join(",")
+                },
+                p.last_exit.clone().unwrap_or_else(|| "-".into()),
+                ms(p.mtbf_ms),
+                ms(p.ready_p50_ms),
+                ms(p.ready_p95_ms),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let mut line = |cells: Vec<&str>| {
+        let l: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(l.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec());
+    for r in &rows {
+        line(r.iter().map(String::as_str).collect());
+    }
+    if h.skipped_lines > 0 {
+        out.push_str(&format!(
+            "\n{} line{} skipped (not ledger records: torn or foreign)\n",
+            h.skipped_lines,
+            if h.skipped_lines == 1 { "" } else { "s" }
+        ));
+    }
+    out
+}
