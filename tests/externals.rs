@@ -295,3 +295,92 @@ depends_on = ["config-apj"]
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
     }
 }
+
+#[test]
+fn status_lists_externals_and_graph_draws_them_as_their_own_kind_of_node() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = listener.local_addr().unwrap().port();
+    let refused = free_port();
+    let init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[external.cache]
+tcp = "127.0.0.1:{up}"
+interval = "100ms"
+
+[external.config-api]
+tcp = "127.0.0.1:{refused}"
+interval = "100ms"
+
+[program.web]
+command = ["/bin/sleep", "1000"]
+depends_on = {{ cache = {{ condition = "ready", restart = true }} }}
+
+[program.control]
+command = ["/bin/sleep", "1000"]
+depends_on = ["config-api", "web"]
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["web=running", "control=waiting"]);
+    let entries = wait_until("both externals in status --json", DEADLINE, || {
+        let (_, out) = init.ctl(&["status", "--json"]);
+        let list: serde_json::Value = serde_json::from_str(&out).ok()?;
+        let ext: Vec<serde_json::Value> = list
+            .as_array()?
+            .iter()
+            .filter(|e| e["type"] == "external")
+            .cloned()
+            .collect();
+        (ext.len() == 2 && ext[1]["last"].is_string()).then_some(ext)
+    });
+    assert_eq!(entries[0]["name"], "cache");
+    assert_eq!(entries[0]["state"], "ready");
+    assert_eq!(entries[0]["check"], format!("tcp 127.0.0.1:{up}"));
+    assert_eq!(entries[0]["dependents"], serde_json::json!(["web"]));
+    assert_eq!(entries[1]["name"], "config-api");
+    assert_eq!(entries[1]["state"], "waiting");
+    let last = entries[1]["last"].as_str().unwrap();
+    assert!(last.contains("refused"), "{last}");
+    assert!(entries[1]["since_ms"].is_u64());
+
+    let (_, table) = init.ctl(&["status"]);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("config-api "))
+        .unwrap_or_else(|| panic!("no config-api row in:\n{table}"));
+    assert!(
+        row.contains("waiting (") && row.contains("refused"),
+        "{row}"
+    );
+    assert!(table.contains("EXTERNAL"), "{table}");
+
+    let (code, dot) = init.ctl(&["graph"]);
+    assert_eq!(code, 0, "{dot}");
+    assert!(
+        dot.contains("\"cache\" [label=\"cache (external tcp 127.0.0.1:"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("ready)\", shape=hexagon, fillcolor=palegreen"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("\"cache\" -> \"web\" [label=\"ready, restarts with it\""),
+        "{dot}"
+    );
+    assert!(dot.contains("\"config-api\" -> \"control\""), "{dot}");
+    let (_, mermaid) = init.ctl(&["graph", "--format", "mermaid"]);
+    assert!(
+        mermaid.contains("  config_api{{\"config-api (external tcp"),
+        "{mermaid}"
+    );
+    assert!(
+        mermaid.contains("config_api -->|ready| control"),
+        "{mermaid}"
+    );
+    drop(listener);
+}

@@ -60,6 +60,8 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
             seq,
             programs,
             network,
+            externals,
+            ..
         } => {
             if json {
                 // The network watch is one more entry, of its own type (programs are
@@ -71,12 +73,20 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
                     v["seq"] = seq.into();
                     v
                 });
-                print_json(&programs, seq, network);
+                // Each external too: `type` = `external`.
+                let externals = externals.iter().map(|e| {
+                    let mut v = serde_json::to_value(e).unwrap_or_default();
+                    v["type"] = "external".into();
+                    v["seq"] = seq.into();
+                    v
+                });
+                print_json(&programs, seq, network.into_iter().chain(externals));
             } else {
                 print!("{}", render_table(&programs));
                 if let Some(n) = &network {
                     println!("{}", super::network::render(n));
                 }
+                print!("{}", super::externals::render(&externals));
             }
             let network_ok = network.as_ref().is_none_or(super::network::usable);
             if programs.iter().all(in_wanted_state) && network_ok {
@@ -109,10 +119,14 @@ enum Entry<'a> {
     Other(serde_json::Value),
 }
 
-/// Prints `programs` (and `other`, the network watch's entry) as a pretty JSON array, written straight to stdout through a buffer: no
+/// Prints `programs` (and `other`, the network watch's and the externals' entries) as a pretty JSON array, written straight to stdout through a buffer: no
 /// intermediate tree of values (a map per program), which cost more than the request itself
 /// for thousands of programs.
-fn print_json(programs: &[ProgramStatus], seq: u64, other: Option<serde_json::Value>) {
+fn print_json(
+    programs: &[ProgramStatus],
+    seq: u64,
+    other: impl Iterator<Item = serde_json::Value>,
+) {
     use std::io::Write;
     let shown: Vec<Entry<'_>> = programs
         .iter()
@@ -226,7 +240,7 @@ fn state_cell(p: &ProgramStatus) -> String {
 }
 
 /// `1h2m`, `35s`, `250ms`.
-fn short_duration(ms: u64) -> String {
+pub(super) fn short_duration(ms: u64) -> String {
     let s = ms / 1000;
     match s {
         0 => format!("{ms}ms"),

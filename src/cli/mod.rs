@@ -3,5 +3,6 @@
 pub mod args;
 pub mod check;
 pub mod ctl;
+pub mod externals;
 pub mod graph;
 pub mod network;
