@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+use super::durations::short_duration;
 use crate::api::client::{Client, ClientError};
 use crate::model::State;
 use crate::model::protocol::{Condition, ErrorKind, EventRecord, ProgramStatus, Request, Response};
@@ -237,18 +238,6 @@ fn state_cell(p: &ProgramStatus) -> String {
         state.push_str(&format!(" ({shown}{more})"));
     }
     state
-}
-
-/// `1h2m`, `35s`, `250ms`.
-pub(super) fn short_duration(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0 => format!("{ms}ms"),
-        1..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{}s", s / 60, s % 60),
-        3600..=86_399 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{}h", s / 86_400, (s % 86_400) / 3600),
-    }
 }
 
 /// Parses `NAME=STATE` (`STATE` may be `a|b`).

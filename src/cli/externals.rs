@@ -52,7 +52,11 @@ fn row(e: &ExternalStatus) -> [String; 5] {
     [
         e.name.clone(),
         e.check.clone(),
-        format!("{} ({})", e.state, super::ctl::short_duration(e.since_ms)),
+        format!(
+            "{} ({})",
+            e.state,
+            super::durations::short_duration(e.since_ms)
+        ),
         dependents,
         last,
     ]

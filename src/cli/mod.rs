@@ -3,6 +3,7 @@
 pub mod args;
 pub mod check;
 pub mod ctl;
+pub mod durations;
 pub mod externals;
 pub mod graph;
 pub mod network;
