@@ -31,8 +31,11 @@ import compare as c  # noqa: E402
 def conf(d, kind, port):
     lines = ["[init]", f"log_dir = {json.dumps(os.path.join(d, 'logs'))}",
              f"crash_dir = {json.dumps(os.path.join(d, 'crash'))}", ""]
-    if kind in ("network", "externals"):
+    if kind in ("network", "externals", "by-ip"):
         lines += ["[init.network]", 'on_lost = "warn"', ""]
+    if kind == "by-ip":
+        for n in ("ip1", "ip2"):
+            lines += [f"[external.{n}]", f'tcp = "127.0.0.1:{port}"', 'interval = "10s"', ""]
     if kind == "externals":
         lines += ["[external.byname]", f'tcp = "localhost:{port}"', 'interval = "10s"', "",
                   "[external.byip]", f'tcp = "127.0.0.1:{port}"', 'interval = "10s"', ""]
@@ -68,6 +71,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--settle", type=float, default=3)
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--kinds", default="base,network,by-ip,externals",
+                    help="by-ip: two externals by IP literal (no resolver)")
     args = ap.parse_args()
     args.ctrlinit = os.path.abspath(args.ctrlinit)
     listener = socket.socket()
@@ -79,7 +84,7 @@ def main():
           f"load {os.getloadavg()[0]:.1f}; checks expected in the window: {checks:g}")
     rows = {}
     for rep in range(args.reps):
-        for kind in ("base", "network", "externals"):
+        for kind in args.kinds.split(","):
             rows.setdefault(kind, []).append(one(args, kind, port))
     base_sw = min(r["switches"] for r in rows["base"])
     base_pss = min(r["pss_kib"] for r in rows["base"])
@@ -87,7 +92,7 @@ def main():
     for kind, rs in rows.items():
         sw = min(r["switches"] for r in rs)
         pss = min(r["pss_kib"] for r in rs)
-        per = f"{(sw - base_sw) / checks:.2f}" if kind == "externals" else "-"
+        per = f"{(sw - base_sw) / checks:.2f}" if kind in ("externals", "by-ip") else "-"
         print(f"{kind:<10} {str([r['switches'] for r in rs]):<22} {str([r['pss_kib'] for r in rs]):<20} "
               f"{pss - base_pss:+6d}        {per}")
 
