@@ -295,3 +295,252 @@ depends_on = ["config-apj"]
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
     }
 }
+
+#[test]
+fn status_lists_externals_and_graph_draws_them_as_their_own_kind_of_node() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = listener.local_addr().unwrap().port();
+    let refused = free_port();
+    let init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[external.cache]
+tcp = "127.0.0.1:{up}"
+interval = "100ms"
+
+[external.config-api]
+tcp = "127.0.0.1:{refused}"
+interval = "100ms"
+
+[program.web]
+command = ["/bin/sleep", "1000"]
+depends_on = {{ cache = {{ condition = "ready", restart = true }} }}
+
+[program.control]
+command = ["/bin/sleep", "1000"]
+depends_on = ["config-api", "web"]
+"#
+            ),
+        )
+        .start();
+    init.wait_states(&["web=running", "control=waiting"]);
+    let entries = wait_until("both externals in status --json", DEADLINE, || {
+        let (_, out) = init.ctl(&["status", "--json"]);
+        let list: serde_json::Value = serde_json::from_str(&out).ok()?;
+        let ext: Vec<serde_json::Value> = list
+            .as_array()?
+            .iter()
+            .filter(|e| e["type"] == "external")
+            .cloned()
+            .collect();
+        (ext.len() == 2 && ext[1]["last"].is_string()).then_some(ext)
+    });
+    assert_eq!(entries[0]["name"], "cache");
+    assert_eq!(entries[0]["state"], "ready");
+    assert_eq!(entries[0]["check"], format!("tcp 127.0.0.1:{up}"));
+    assert_eq!(entries[0]["dependents"], serde_json::json!(["web"]));
+    assert_eq!(entries[1]["name"], "config-api");
+    assert_eq!(entries[1]["state"], "waiting");
+    let last = entries[1]["last"].as_str().unwrap();
+    assert!(last.contains("refused"), "{last}");
+    assert!(entries[1]["since_ms"].is_u64());
+
+    let (_, table) = init.ctl(&["status"]);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("config-api "))
+        .unwrap_or_else(|| panic!("no config-api row in:\n{table}"));
+    assert!(
+        row.contains("waiting (") && row.contains("refused"),
+        "{row}"
+    );
+    assert!(table.contains("EXTERNAL"), "{table}");
+
+    let (code, dot) = init.ctl(&["graph"]);
+    assert_eq!(code, 0, "{dot}");
+    assert!(
+        dot.contains("\"cache\" [label=\"cache (external tcp 127.0.0.1:"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("ready)\", shape=hexagon, fillcolor=palegreen"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("\"cache\" -> \"web\" [label=\"ready, restarts with it\""),
+        "{dot}"
+    );
+    assert!(dot.contains("\"config-api\" -> \"control\""), "{dot}");
+    let (_, mermaid) = init.ctl(&["graph", "--format", "mermaid"]);
+    assert!(
+        mermaid.contains("  config_api{{\"config-api (external tcp"),
+        "{mermaid}"
+    );
+    assert!(
+        mermaid.contains("config_api -->|ready| control"),
+        "{mermaid}"
+    );
+    drop(listener);
+}
+
+#[test]
+fn a_streaming_peer_propagates_a_restart_without_waiting_for_the_interval() {
+    let probe = free_port();
+    let peer = init()
+        .file(
+            "peer.toml",
+            &format!(
+                "[init]\nhttp = \"127.0.0.1:{probe}\"\n\n[program.api]\ncommand = [\"/bin/sleep\", \"1000\"]\n"
+            ),
+        )
+        .start();
+    peer.wait_states(&["api=running"]);
+    // An hour between polls: only the stream can tell of the restart within the deadline.
+    let mut local = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[external.config-api]
+ctrlinit = "http://127.0.0.1:{probe}"
+program = "api"
+interval = "1h"
+failures = 1
+
+[program.control]
+command = ["/bin/sh", "-c", "echo control up; exec sleep 1000"]
+depends_on = {{ config-api = {{ condition = "ready", restart = true }} }}
+"#
+            ),
+        )
+        .start();
+    local.wait_for_line("external config-api: waiting -> ready");
+    local.wait_states(&["control=running"]);
+    let (code, out) = peer.ctl(&["restart", "api"]);
+    assert_eq!(code, 0, "{out}");
+    local.wait_for_line("restarting because external config-api");
+    local.wait_for_nth_line("| control up", 2, DEADLINE);
+    local.wait_states(&["control=running"]);
+    // Only once, though the stream told of several states on the way.
+    assert_eq!(program_json(&local, "control")["run"], 2);
+    local.signal("TERM");
+    assert_eq!(local.wait_exit(DEADLINE), 0);
+}
+
+/// An older peer: answers `/v1/peer` once per connection (ignoring `watch`), its program on run
+/// `run`.
+fn old_peer(run: std::sync::Arc<std::sync::atomic::AtomicU64>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming().flatten() {
+            let mut s = stream;
+            let mut head = [0u8; 1024];
+            let _ = s.read(&mut head);
+            let n = run.load(std::sync::atomic::Ordering::SeqCst);
+            let body = format!("boot=b1 program=api run={n} state=running ready=true\n");
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn an_older_peer_that_cannot_stream_is_polled() {
+    let run = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1));
+    let port = old_peer(run.clone());
+    let mut local = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[external.config-api]
+ctrlinit = "http://127.0.0.1:{port}"
+program = "api"
+interval = "100ms"
+
+[program.control]
+command = ["/bin/sh", "-c", "echo control up; exec sleep 1000"]
+depends_on = {{ config-api = {{ condition = "ready", restart = true }} }}
+"#
+            ),
+        )
+        .start();
+    local.wait_states(&["control=running"]);
+    run.store(2, std::sync::atomic::Ordering::SeqCst);
+    local.wait_for_line("external config-api: the peer's program is on a new run (b1/1 -> b1/2)");
+    local.wait_for_nth_line("| control up", 2, DEADLINE);
+    local.signal("TERM");
+    assert_eq!(local.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn a_peer_stream_of_garbage_or_silence_is_a_failed_check() {
+    let garbage = bad_server(
+        b"HTTP/1.1 200 OK\r\nX-Ctrlinit-Watch: 100\r\n\r\nboot=b1 program=api run=1 state=running ready=true\nhello there\n",
+        true,
+    );
+    let silent = bad_server(b"HTTP/1.1 200 OK\r\nX-Ctrlinit-Watch: 100\r\n\r\n", true);
+    let endless = bad_server(
+        b"HTTP/1.1 200 OK\r\nX-Ctrlinit-Watch: 100\r\n\r\nboot=b1 program=api run=1 state=running ready=true",
+        true,
+    );
+    let mut init = init()
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[external.garbage]
+ctrlinit = "http://127.0.0.1:{garbage}"
+program = "api"
+interval = "100ms"
+successes = 2
+
+[external.silent]
+ctrlinit = "http://127.0.0.1:{silent}"
+program = "api"
+interval = "100ms"
+timeout = "200ms"
+
+[external.endless]
+ctrlinit = "http://127.0.0.1:{endless}"
+program = "api"
+interval = "100ms"
+timeout = "200ms"
+
+[program.a]
+command = ["/bin/sleep", "1000"]
+depends_on = ["garbage"]
+
+[program.b]
+command = ["/bin/sleep", "1000"]
+depends_on = ["silent"]
+
+[program.c]
+command = ["/bin/sleep", "1000"]
+depends_on = ["endless"]
+"#
+            ),
+        )
+        .start();
+    let reason = |name: &str, want: &str| {
+        wait_until(&format!("{name} waits: {want}"), DEADLINE, || {
+            let why = program_json(&init, name)["waiting_why"].to_string();
+            why.contains(want).then_some(why)
+        })
+    };
+    reason("a", "not a ctrlinit peer's answer");
+    reason("b", "the peer said nothing for");
+    reason("c", "the peer said nothing for");
+    let (code, _) = init.ctl(&["status"]);
+    assert_eq!(code, 3, "PID 1 answers");
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+}

@@ -92,14 +92,22 @@ pub(crate) async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io:
 }
 
 async fn status(h: &Handles, w: &mut Writer, names: Vec<String>) -> io::Result<()> {
+    // Externals are listed with every program, not under a program's name.
+    let all = names.is_empty();
     let r = match h.ask(|reply| Control::Status { names, reply }).await? {
         Ok((seq, programs)) => {
             let network = h.ask(|reply| Control::Network { reply }).await?;
+            let externals = if all {
+                h.ask(|reply| Control::Externals { reply }).await?
+            } else {
+                Vec::new()
+            };
             Response::Status {
                 seq,
                 programs,
                 network,
                 previous_boot: crate::logs::ledger::previous_boot().cloned(),
+                externals,
             }
         }
         Err(r) => refused(r),

@@ -8,7 +8,8 @@
 //! - `GET /v1/peer?program=NAME`: one line for another ctrlinit's `[external.X] ctrlinit =`
 //!   check: `boot=ID program=NAME run=N state=STATE ready=BOOL`. The boot id is new at each
 //!   start of this ctrlinit, and `run` counts the program's runs, so a peer sees a restart
-//!   even when it happened between two of its checks.
+//!   even when it happened between two of its checks. With `&watch=MS`, a stream of such
+//!   lines, one per change (see `peer_http`): the one connection that outlives a request.
 //!
 //! `HEAD` works on each. Nothing changes state. One request per connection; the request head
 //! is read with a size cap, a deadline for its first byte and one for the whole head, and the
@@ -75,10 +76,16 @@ pub(crate) async fn serve(listener: TcpListener, handles: Handles) {
         };
         let handles = handles.clone();
         tokio::spawn(async move {
-            let lane = ticket.lane();
+            let mut ticket = ticket;
+            let mut stream = stream;
             let bound = WHOLE_HEAD + ANSWER_TIME;
-            if let Err(e) = tokio::time::timeout(bound, one(stream, lane, &handles)).await {
-                debug!("http: a client took too long: {e}");
+            match tokio::time::timeout(bound, one(&mut stream, ticket.lane(), &handles)).await {
+                // A peer's watch: it outlives the request's bound, in a lane of its own.
+                Ok(Ok(Some((name, every)))) => {
+                    super::peer_http::watch(stream, &mut ticket, &name, every, &handles).await
+                }
+                Ok(_) => {}
+                Err(e) => debug!("http: a client took too long: {e}"),
             }
             drop(ticket);
         });
@@ -103,20 +110,33 @@ impl Answer {
 }
 
 /// Serves one connection: one request, one answer (in the probe lane, only `/livez` and
-/// `/readyz` are answered).
-async fn one(mut stream: TcpStream, lane: Lane, handles: &Handles) -> std::io::Result<()> {
+/// `/readyz` are answered). A peer's watch, asked in the full lane, is returned to be served
+/// past this request's bound: (program, keepalive period).
+async fn one(
+    stream: &mut TcpStream,
+    lane: Lane,
+    handles: &Handles,
+) -> std::io::Result<Option<(String, Duration)>> {
     let deadlines = match lane {
-        Lane::Full => (FIRST_BYTE, WHOLE_HEAD),
         Lane::Probes => (PROBE_HEAD, PROBE_HEAD),
+        Lane::Full | Lane::Watch => (FIRST_BYTE, WHOLE_HEAD),
     };
-    let Some(head) = read_head(&mut stream, deadlines).await? else {
-        return Ok(());
+    let Some(head) = read_head(stream, deadlines).await? else {
+        return Ok(None);
     };
     let answer = match parse(&head) {
         Err(answer) => answer,
+        Ok((method, path)) if lane == Lane::Full && method == "GET" => {
+            if let Some(query) = path.strip_prefix("/v1/peer?")
+                && let (name, Some(every)) = super::peer_http::query(query)
+            {
+                return Ok(Some((name.to_string(), every)));
+            }
+            route(&path, handles).await
+        }
         Ok((_, path)) if lane == Lane::Probes && path != "/livez" && path != "/readyz" => {
             let _ = tokio::time::timeout(ANSWER_TIME, stream.write_all(BUSY)).await;
-            return Ok(());
+            return Ok(None);
         }
         Ok((method, path)) => {
             let mut answer = route(&path, handles).await;
@@ -124,13 +144,13 @@ async fn one(mut stream: TcpStream, lane: Lane, handles: &Handles) -> std::io::R
                 // The length of what GET would send, and no body.
                 let length = answer.body.len();
                 answer.body.clear();
-                return write(&mut stream, &answer, length).await;
+                return write(stream, &answer, length).await.map(|()| None);
             }
             answer
         }
     };
     let length = answer.body.len();
-    write(&mut stream, &answer, length).await
+    write(stream, &answer, length).await.map(|()| None)
 }
 
 /// The request head, up to its blank line; `None` when the client closed first, or sent no
@@ -248,43 +268,12 @@ async fn route(target: &str, handles: &Handles) -> Answer {
     }
 }
 
-/// This ctrlinit's boot id (the run ledger records the same).
-fn boot_id() -> &'static str {
-    crate::sys::boot::boot_id()
-}
-
-/// `/v1/peer?program=NAME`: the program's run and state, with the boot id.
+/// `/v1/peer?program=NAME`: the program's run and state, with the boot id (see `peer_http`).
 async fn peer(query: &str, handles: &Handles) -> Answer {
-    let name = query
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("program="))
-        .unwrap_or("");
-    if !crate::config::names::valid_name(name) {
-        return Answer::text(400, "ask /v1/peer?program=NAME\n".into());
-    }
-    let asked = handles
-        .ask(|reply| Control::Status {
-            names: vec![name.to_string()],
-            reply,
-        })
-        .await;
-    match asked {
-        Ok(Ok((_, programs))) => match programs.iter().find(|p| p.name == name) {
-            Some(p) => Answer::text(
-                200,
-                format!(
-                    "boot={} program={} run={} state={} ready={}\n",
-                    boot_id(),
-                    p.name,
-                    p.run,
-                    p.state,
-                    p.ready
-                ),
-            ),
-            None => Answer::text(404, format!("no program {name}\n")),
-        },
-        Ok(Err(_)) => Answer::text(404, format!("no program {name}\n")),
-        Err(_) => Answer::text(503, "ctrlinit is exiting\n".into()),
+    let (name, _) = super::peer_http::query(query);
+    match super::peer_http::line(name, handles).await {
+        Ok(line) => Answer::text(200, line),
+        Err((status, why)) => Answer::text(status, why),
     }
 }
 

@@ -9,6 +9,11 @@
 //!   that must send their whole head within a fraction of a second (a probe sends it in its
 //!   first packet) and get only `/livez` and `/readyz` answered (the rest `503 busy`).
 //!
+//! A peer's watch (`/v1/peer?…&watch=MS`, held open) starts in the full lane and moves to a
+//! **watch lane** of its own once its request is read: at most [`MAX_WATCHES`], at most
+//! [`WATCHES_PER_SOURCE`] from one address. It gives its full-lane slot back as it moves, and
+//! never enters the probe lane, so watches cannot take the probes' room nor hold the full lane.
+//!
 //! A connection neither lane takes is told `busy` and closed at once. Every slot is given back
 //! by its [`Ticket`]'s drop, however the connection ends.
 
@@ -25,11 +30,18 @@ pub(crate) const PER_SOURCE: usize = 8;
 /// Connections held at once in the probe lane.
 pub(crate) const PROBE_LANE: usize = 64;
 
+/// Peers' watches held at once.
+pub(crate) const MAX_WATCHES: usize = 32;
+
+/// Of those, the most one source address may hold (one per external it checks).
+pub(crate) const WATCHES_PER_SOURCE: usize = 8;
+
 /// Which lane a connection got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Lane {
     Full,
     Probes,
+    Watch,
 }
 
 #[derive(Debug, Default)]
@@ -37,6 +49,18 @@ struct Counts {
     full: usize,
     probes: usize,
     by_source: HashMap<IpAddr, usize>,
+    watches: usize,
+    watches_by_source: HashMap<IpAddr, usize>,
+}
+
+/// One less for `source` in `map`, its entry gone at zero.
+fn release(map: &mut HashMap<IpAddr, usize>, source: IpAddr) {
+    if let Some(n) = map.get_mut(&source) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(&source);
+        }
+    }
 }
 
 /// The lanes' counts, shared by the accept loop and the connections.
@@ -57,6 +81,22 @@ impl Ticket {
     /// The lane it holds.
     pub(crate) fn lane(&self) -> Lane {
         self.lane
+    }
+
+    /// Moves a full-lane connection to the watch lane, giving its full-lane slot back; false
+    /// (and nothing changed) when the watch lane has no room for its source.
+    pub(crate) fn move_to_watch(&mut self) -> bool {
+        let mut c = self.lanes.lock();
+        let mine = c.watches_by_source.get(&self.source).copied().unwrap_or(0);
+        if self.lane != Lane::Full || c.watches >= MAX_WATCHES || mine >= WATCHES_PER_SOURCE {
+            return false;
+        }
+        c.full = c.full.saturating_sub(1);
+        release(&mut c.by_source, self.source);
+        c.watches += 1;
+        *c.watches_by_source.entry(self.source).or_default() += 1;
+        self.lane = Lane::Watch;
+        true
     }
 }
 
@@ -94,12 +134,11 @@ impl Drop for Ticket {
             Lane::Probes => c.probes = c.probes.saturating_sub(1),
             Lane::Full => {
                 c.full = c.full.saturating_sub(1);
-                if let Some(n) = c.by_source.get_mut(&self.source) {
-                    *n -= 1;
-                    if *n == 0 {
-                        c.by_source.remove(&self.source);
-                    }
-                }
+                release(&mut c.by_source, self.source);
+            }
+            Lane::Watch => {
+                c.watches = c.watches.saturating_sub(1);
+                release(&mut c.watches_by_source, self.source);
             }
         }
     }
@@ -136,5 +175,53 @@ mod tests {
         drop(probes);
         drop(held);
         assert_eq!(lanes.admit(a).map(|t| t.lane()), Some(Lane::Full));
+    }
+
+    #[test]
+    fn watches_leave_the_full_lane_are_capped_and_never_take_the_probe_lane() {
+        let lanes = Arc::new(Lanes::default());
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let mut watches = Vec::new();
+        for _ in 0..WATCHES_PER_SOURCE {
+            let mut t = lanes.admit(a).unwrap();
+            assert!(t.move_to_watch());
+            assert_eq!(t.lane(), Lane::Watch);
+            watches.push(t);
+        }
+        // Its full-lane slots were given back as they moved.
+        assert_eq!(lanes.admit(a).map(|t| t.lane()), Some(Lane::Full));
+        let mut one_more = lanes.admit(a).unwrap();
+        assert!(!one_more.move_to_watch(), "past the per-source cap");
+        assert_eq!(one_more.lane(), Lane::Full);
+        drop(one_more);
+        // Other sources fill the watch lane to its cap, then are refused.
+        let mut k = 0u8;
+        while watches.len() < MAX_WATCHES {
+            let mut t = lanes.admit(IpAddr::from([10, 2, k / 4, k])).unwrap();
+            assert!(t.move_to_watch());
+            watches.push(t);
+            k += 1;
+        }
+        let b: IpAddr = "10.9.9.9".parse().unwrap();
+        let mut refused = lanes.admit(b).unwrap();
+        assert!(!refused.move_to_watch(), "past the cap");
+        drop(refused);
+        // The watches hold none of the other lanes: all of the full lane, then all of the
+        // probe lane, are still there; a probe-lane connection never becomes a watch.
+        let source = |n: usize| IpAddr::from([10, 3, (n / 256) as u8, (n % 256) as u8]);
+        let full: Vec<Ticket> = (0..MAX_CONNECTIONS)
+            .map(|n| lanes.admit(source(n)).unwrap())
+            .collect();
+        assert!(full.iter().all(|t| t.lane() == Lane::Full));
+        let mut probes: Vec<Ticket> = (0..PROBE_LANE)
+            .map(|n| lanes.admit(source(1000 + n)).unwrap())
+            .collect();
+        assert!(probes.iter().all(|t| t.lane() == Lane::Probes));
+        assert!(!probes[0].move_to_watch());
+        assert!(lanes.admit(b).is_none());
+        drop(watches);
+        drop(full);
+        let mut again = lanes.admit(b).unwrap();
+        assert!(again.move_to_watch());
     }
 }

@@ -11,6 +11,7 @@ mod http;
 mod http_lanes;
 mod metrics;
 mod peer;
+mod peer_http;
 pub mod protocol;
 pub mod server;
 mod slots;

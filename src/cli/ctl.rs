@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+use super::durations::short_duration;
 use crate::api::client::{Client, ClientError};
 use crate::model::State;
 use crate::model::protocol::{Condition, ErrorKind, EventRecord, ProgramStatus, Request, Response};
@@ -61,6 +62,7 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
             programs,
             network,
             previous_boot,
+            externals,
         } => {
             if json {
                 // The network watch is one more entry, of its own type (programs are
@@ -72,7 +74,14 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
                     v["seq"] = seq.into();
                     v
                 });
-                print_json(&programs, seq, network);
+                // Each external too: `type` = `external`.
+                let externals = externals.iter().map(|e| {
+                    let mut v = serde_json::to_value(e).unwrap_or_default();
+                    v["type"] = "external".into();
+                    v["seq"] = seq.into();
+                    v
+                });
+                print_json(&programs, seq, network.into_iter().chain(externals));
             } else {
                 if let Some(b) = &previous_boot {
                     println!("{}", super::history::boot_line(b));
@@ -81,6 +90,7 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
                 if let Some(n) = &network {
                     println!("{}", super::network::render(n));
                 }
+                print!("{}", super::externals::render(&externals));
             }
             let network_ok = network.as_ref().is_none_or(super::network::usable);
             if programs.iter().all(in_wanted_state) && network_ok {
@@ -113,10 +123,14 @@ enum Entry<'a> {
     Other(serde_json::Value),
 }
 
-/// Prints `programs` (and `other`, the network watch's entry) as a pretty JSON array, written straight to stdout through a buffer: no
+/// Prints `programs` (and `other`, the network watch's and the externals' entries) as a pretty JSON array, written straight to stdout through a buffer: no
 /// intermediate tree of values (a map per program), which cost more than the request itself
 /// for thousands of programs.
-fn print_json(programs: &[ProgramStatus], seq: u64, other: Option<serde_json::Value>) {
+fn print_json(
+    programs: &[ProgramStatus],
+    seq: u64,
+    other: impl Iterator<Item = serde_json::Value>,
+) {
     use std::io::Write;
     let shown: Vec<Entry<'_>> = programs
         .iter()
@@ -227,18 +241,6 @@ fn state_cell(p: &ProgramStatus) -> String {
         state.push_str(&format!(" ({shown}{more})"));
     }
     state
-}
-
-/// `1h2m`, `35s`, `250ms`.
-pub fn short_duration(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0 => format!("{ms}ms"),
-        1..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{}s", s / 60, s % 60),
-        3600..=86_399 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{}h", s / 86_400, (s % 86_400) / 3600),
-    }
 }
 
 /// Parses `NAME=STATE` (`STATE` may be `a|b`).

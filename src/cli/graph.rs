@@ -27,13 +27,33 @@ fn color(state: Option<State>) -> &'static str {
     }
 }
 
-/// Renders the graph.
+/// An external's fill, by its state word.
+fn external_color(state: Option<&str>) -> &'static str {
+    match state {
+        Some("ready") => "palegreen",
+        Some("waiting") => "lightyellow",
+        Some("down") => "lightpink",
+        _ => "white",
+    }
+}
+
+/// A node's label: `api (service, running)`; an external's with its check,
+/// `config-api (external tcp config:8082, ready)`.
+fn label(n: &GraphNode) -> String {
+    let kind = match &n.readiness {
+        Some(check) if n.kind == "external" => format!("external {check}"),
+        _ => n.kind.clone(),
+    };
+    match (n.state, &n.external_state) {
+        (Some(s), _) => format!("{} ({kind}, {s})", n.name),
+        (None, Some(s)) => format!("{} ({kind}, {s})", n.name),
+        (None, None) => format!("{} ({kind})", n.name),
+    }
+}
+
+/// Renders the graph. Externals are nodes of their own kind: a hexagon in both formats.
 pub fn render(nodes: &[GraphNode], format: Format) -> String {
     let mut out = String::new();
-    let label = |n: &GraphNode| match n.state {
-        Some(s) => format!("{} ({}, {s})", n.name, n.kind),
-        None => format!("{} ({})", n.name, n.kind),
-    };
     match format {
         Format::Dot => {
             let _ = writeln!(
@@ -41,12 +61,19 @@ pub fn render(nodes: &[GraphNode], format: Format) -> String {
                 "digraph ctrlinit {{\n  rankdir=LR;\n  node [shape=box, style=filled];"
             );
             for n in nodes {
+                let (shape, fill) = if n.kind == "external" {
+                    (
+                        ", shape=hexagon",
+                        external_color(n.external_state.as_deref()),
+                    )
+                } else {
+                    ("", color(n.state))
+                };
                 let _ = writeln!(
                     out,
-                    "  \"{}\" [label=\"{}\", fillcolor={}];",
+                    "  \"{}\" [label=\"{}\"{shape}, fillcolor={fill}];",
                     n.name,
-                    label(n),
-                    color(n.state)
+                    label(n).replace('"', "\\\""),
                 );
             }
             for n in nodes {
@@ -73,7 +100,13 @@ pub fn render(nodes: &[GraphNode], format: Format) -> String {
             out.push_str("flowchart LR\n");
             let id = |name: &str| name.replace(['.', '-'], "_");
             for n in nodes {
-                let _ = writeln!(out, "  {}[\"{}\"]", id(&n.name), label(n));
+                // Mermaid's text may not hold a double quote: `#quot;` is its escape.
+                let text = label(n).replace('"', "#quot;");
+                if n.kind == "external" {
+                    let _ = writeln!(out, "  {}{{{{\"{text}\"}}}}", id(&n.name));
+                } else {
+                    let _ = writeln!(out, "  {}[\"{text}\"]", id(&n.name));
+                }
             }
             for n in nodes {
                 for (dep, cond, restart) in &n.depends_on {
@@ -106,16 +139,32 @@ mod tests {
                 readiness: None,
                 autostart: true,
                 main: false,
+                external_state: None,
             },
             GraphNode {
                 name: "app-1".into(),
                 kind: "service".into(),
                 state: Some(State::Backoff),
-                depends_on: vec![("netns".into(), "ready".into(), true)],
+                depends_on: vec![
+                    ("netns".into(), "ready".into(), true),
+                    ("config-api".into(), "ready".into(), true),
+                ],
                 after: vec!["netns".into()],
                 readiness: None,
                 autostart: true,
                 main: false,
+                external_state: None,
+            },
+            GraphNode {
+                name: "config-api".into(),
+                kind: "external".into(),
+                state: None,
+                depends_on: vec![],
+                after: vec![],
+                readiness: Some("tcp config:8082".into()),
+                autostart: true,
+                main: false,
+                external_state: Some("down".into()),
             },
         ];
         let dot = render(&nodes, Format::Dot);
@@ -131,7 +180,29 @@ mod tests {
             dot.contains("\"netns\" -> \"app-1\" [label=\"after\", style=dashed];"),
             "{dot}"
         );
+        assert!(
+            dot.contains("\"config-api\" [label=\"config-api (external tcp config:8082, down)\", shape=hexagon, fillcolor=lightpink];"),
+            "{dot}"
+        );
+        assert!(
+            dot.contains(
+                "\"config-api\" -> \"app-1\" [label=\"ready, restarts with it\", style=bold];"
+            ),
+            "{dot}"
+        );
         let mermaid = render(&nodes, Format::Mermaid);
+        assert!(
+            mermaid.contains("  config_api{{\"config-api (external tcp config:8082, down)\"}}"),
+            "{mermaid}"
+        );
+        assert!(
+            mermaid.contains("  app_1[\"app-1 (service, backoff)\"]"),
+            "{mermaid}"
+        );
+        assert!(
+            mermaid.contains("config_api ==>|ready, restarts with it| app_1"),
+            "{mermaid}"
+        );
         assert!(mermaid.contains("netns -.->|after| app_1"), "{mermaid}");
         assert!(
             mermaid.contains("netns ==>|ready, restarts with it| app_1"),

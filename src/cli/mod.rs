@@ -3,6 +3,8 @@
 pub mod args;
 pub mod check;
 pub mod ctl;
+pub mod durations;
+pub mod externals;
 pub mod graph;
 pub mod history;
 mod history_read;

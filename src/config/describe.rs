@@ -1,5 +1,6 @@
 //! A configuration described in the protocol's words, for `check`, `graph` and the live graph.
 
+use super::ExternalSpec;
 use super::graph::Graph;
 use super::spec::{Config, Kind, ProgramSpec};
 use crate::model::protocol::GraphNode;
@@ -22,6 +23,23 @@ pub fn graph_node(p: &ProgramSpec) -> GraphNode {
         },
         autostart: p.autostart,
         main: p.main,
+        external_state: None,
+    }
+}
+
+/// An external dependency as a graph node of its own kind (`external`), its check shown where
+/// a program's readiness is.
+pub fn external_node(e: &ExternalSpec) -> GraphNode {
+    GraphNode {
+        name: e.name.clone(),
+        kind: "external".into(),
+        state: None,
+        depends_on: Vec::new(),
+        after: Vec::new(),
+        readiness: Some(e.check.describe()),
+        autostart: true,
+        main: false,
+        external_state: None,
     }
 }
 

@@ -156,7 +156,12 @@ pub fn write_report(
     };
     let path = dir.join(format!("{base}.json"));
     let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
-    publish(&dir.join(format!(".{base}.json.partial")), &path, &json, mode)?;
+    publish(
+        &dir.join(format!(".{base}.json.partial")),
+        &path,
+        &json,
+        mode,
+    )?;
     retain(&dir, "json", info.max_reports as usize);
     cap_total(crash_dir, max_total);
     Ok(Written { report: path, core })

@@ -299,7 +299,7 @@ pub struct EventRecord {
 pub struct GraphNode {
     /// The program's name (each instance of an instanced program is a node: `web-0`).
     pub name: String,
-    /// `service` or `oneshot`.
+    /// `service` or `oneshot`; `external` for an `[external.NAME]`.
     #[serde(rename = "type")]
     pub kind: String,
     /// State, when the init is running.
@@ -318,6 +318,10 @@ pub struct GraphNode {
     /// Whether it is the container's main program.
     #[serde(default)]
     pub main: bool,
+    /// An external dependency's state (`waiting`, `ready`, `down`); such a node's `type` is
+    /// `external` and its `readiness` is its check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_state: Option<String>,
 }
 
 fn yes() -> bool {
@@ -369,6 +373,27 @@ pub struct PreviousBoot {
     pub boot_id: String,
 }
 
+/// One external dependency (`[external.NAME]`) as `status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExternalStatus {
+    /// Its name, as `depends_on` writes it.
+    pub name: String,
+    /// How it is checked: `tcp config:8082`, `ctrlinit config:9100 program api`.
+    pub check: String,
+    /// `waiting` (never ready yet), `ready` or `down`.
+    pub state: String,
+    /// The last check's result (`tcp config:8082: connection refused`), once one ended.
+    pub last: Option<String>,
+    /// Milliseconds since `state` last changed.
+    pub since_ms: u64,
+    /// Checks made.
+    pub checks: u64,
+    /// Times it went down or its peer's program restarted (each restarts its dependents).
+    pub restarts_caused: u64,
+    /// The programs that depend on it.
+    pub dependents: Vec<String>,
+}
+
 /// What the server answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -386,6 +411,9 @@ pub enum Response {
         /// How the boot before this one ended (from the run ledger), when the ledger is on.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         previous_boot: Option<PreviousBoot>,
+        /// The external dependencies (`[external.NAME]`), by name; absent when there are none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        externals: Vec<ExternalStatus>,
     },
     /// A command was applied.
     Done {

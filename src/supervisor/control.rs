@@ -14,7 +14,7 @@ use super::program::{DownReason, Phase, Program, Target};
 use super::telemetry::{Metrics, ProbeAnswer};
 use crate::config::Kind;
 use crate::config::OnHealthFailure;
-use crate::config::describe::graph_node;
+use crate::config::describe::{external_node, graph_node};
 use crate::model::protocol::{
     CheckInfo, ErrorKind, ExitInfo, GraphNode, HealthInfo, NotifyInfo, ProgramStatus,
     RestartsByCause,
@@ -57,6 +57,11 @@ pub enum Control {
     Network {
         /// Answer.
         reply: oneshot::Sender<Option<crate::model::protocol::NetworkStatus>>,
+    },
+    /// The external dependencies, by name.
+    Externals {
+        /// Answer.
+        reply: oneshot::Sender<Vec<crate::model::protocol::ExternalStatus>>,
     },
     /// Start, stop or restart by hand.
     Change {
@@ -378,13 +383,31 @@ pub fn health(core: &Core, strict: bool) -> (bool, Vec<String>) {
     (problems.is_empty(), problems)
 }
 
-/// `graph`: every program with its state.
+/// `graph`: every program with its state, then every external with its own.
 pub fn graph(core: &Core) -> Vec<GraphNode> {
-    core.programs()
+    let programs = core.programs().iter().map(|p| GraphNode {
+        state: Some(p.state()),
+        ..graph_node(&p.spec)
+    });
+    let externals = core.externals().iter().map(|e| GraphNode {
+        external_state: Some(e.state.as_str().to_string()),
+        ..external_node(&e.spec)
+    });
+    programs.chain(externals).collect()
+}
+
+/// `status`'s externals: each with the programs that depend on it.
+pub fn externals(core: &Core, now: Instant) -> Vec<crate::model::protocol::ExternalStatus> {
+    core.externals()
         .iter()
-        .map(|p| GraphNode {
-            state: Some(p.state()),
-            ..graph_node(&p.spec)
+        .map(|e| {
+            let dependents = core
+                .programs()
+                .iter()
+                .filter(|p| p.spec.depends_on.iter().any(|d| d.name == e.spec.name))
+                .map(|p| p.name().to_string())
+                .collect();
+            e.status(dependents, now)
         })
         .collect()
 }

@@ -5,6 +5,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::ExternalSpec;
+use crate::model::protocol::ExternalStatus;
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
 
 /// Where an external stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +72,20 @@ impl External {
             peer_run: None,
             checks: 0,
             restarts_caused: 0,
+        }
+    }
+
+    /// Its row of `status`: `dependents` are the programs that name it in `depends_on`.
+    pub fn status(&self, dependents: Vec<String>, now: Instant) -> ExternalStatus {
+        ExternalStatus {
+            name: self.spec.name.clone(),
+            check: self.spec.check.describe(),
+            state: self.state.as_str().to_string(),
+            last: self.last.clone(),
+            since_ms: millis(now.saturating_duration_since(self.since)),
+            checks: self.checks,
+            restarts_caused: self.restarts_caused,
+            dependents,
         }
     }
 

@@ -15,7 +15,9 @@ use super::figures::{Figures, Sampler};
 use super::model::Action;
 use super::procfs;
 use crate::api::client::{Client, ClientError};
-use crate::model::protocol::{EventRecord, NetworkStatus, ProgramStatus, Request, Response};
+use crate::model::protocol::{
+    EventRecord, ExternalStatus, NetworkStatus, PreviousBoot, ProgramStatus, Request, Response,
+};
 
 /// How often the figures are refreshed: the only polling of the socket `top` does (states
 /// arrive as events in between).
@@ -39,6 +41,10 @@ pub struct Snapshot {
     pub programs: Vec<ProgramStatus>,
     /// The network watch, when there is one.
     pub network: Option<NetworkStatus>,
+    /// How the boot before this one ended, when the run ledger is on.
+    pub previous_boot: Option<PreviousBoot>,
+    /// The external dependencies, by name.
+    pub externals: Vec<ExternalStatus>,
     /// Each program's CPU % and memory.
     pub figures: HashMap<String, Figures>,
     /// How long the init has run, in milliseconds.
@@ -73,7 +79,7 @@ pub enum Msg {
     /// A state change from the event stream.
     Event(EventRecord),
     /// A fresh status with figures.
-    Snapshot(Snapshot),
+    Snapshot(Box<Snapshot>),
     /// Something to say under the table: an action's outcome, a missed refresh.
     Note(String),
     /// A program's last log lines (its name, the text).
@@ -92,12 +98,14 @@ pub fn snapshot(socket: &Path, sampler: &mut Sampler, hz: u64) -> Result<Snapsho
     let answer = client
         .call(&Request::Status { names: vec![] }, ANSWER_WAIT)
         .map_err(Trouble::Client)?;
-    let (seq, programs, network) = match answer {
+    let (seq, programs, network, previous_boot, externals) = match answer {
         Response::Status {
             seq,
             programs,
             network,
-        } => (seq, programs, network),
+            previous_boot,
+            externals,
+        } => (seq, programs, network, previous_boot, externals),
         Response::Error { error, .. } => return Err(Trouble::Answer(error)),
         other => return Err(Trouble::Answer(format!("unexpected answer: {other:?}"))),
     };
@@ -107,6 +115,8 @@ pub fn snapshot(socket: &Path, sampler: &mut Sampler, hz: u64) -> Result<Snapsho
         seq,
         programs,
         network,
+        previous_boot,
+        externals,
         figures,
         init_uptime_ms,
     })
@@ -123,7 +133,7 @@ pub fn refresher(socket: PathBuf, mut sampler: Sampler, tx: Sender<Msg>) {
     loop {
         std::thread::sleep(REFRESH);
         let msg = match snapshot(&socket, &mut sampler, hz) {
-            Ok(s) => Msg::Snapshot(s),
+            Ok(s) => Msg::Snapshot(Box::new(s)),
             Err(Trouble::Client(e)) if gone(&e) => Msg::Gone(e.to_string()),
             Err(e) => Msg::Note(format!("status: {e}")),
         };

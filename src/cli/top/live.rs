@@ -100,7 +100,7 @@ fn handle(model: &mut Model, msg: Msg, socket: &Path, tx: &Sender<Msg>) -> Flow 
         Msg::Resize => {}
         Msg::Event(e) => model.apply_event(&e),
         Msg::Snapshot(s) => {
-            apply(model, s);
+            apply(model, *s);
             // An open logs panel follows the output at the figures' pace.
             if let Mode::Logs(name, _) = &model.mode {
                 feeds::read_logs(socket.to_path_buf(), name.clone(), tx.clone());
@@ -158,4 +158,5 @@ fn on_intent(model: &mut Model, i: Intent, socket: &Path, tx: &Sender<Msg>) -> F
 /// Puts a snapshot into the model.
 pub fn apply(model: &mut Model, s: Snapshot) {
     model.apply_status(s.seq, s.programs, s.network, s.figures, s.init_uptime_ms);
+    model.apply_surroundings(s.previous_boot, s.externals);
 }

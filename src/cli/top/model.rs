@@ -10,7 +10,9 @@ use std::collections::HashMap;
 
 use super::figures::{Figures, cpu_text, memory_text};
 use crate::model::State;
-use crate::model::protocol::{EventRecord, NetworkStatus, ProgramStatus};
+use crate::model::protocol::{
+    EventRecord, ExternalStatus, NetworkStatus, PreviousBoot, ProgramStatus,
+};
 
 /// A change the view asks for, after a confirmation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +75,10 @@ pub struct Row {
 pub struct Model {
     programs: Vec<ProgramStatus>,
     network: Option<NetworkStatus>,
+    /// How the boot before this one ended (the run ledger), shown on top.
+    previous_boot: Option<PreviousBoot>,
+    /// External dependencies: rows under the programs' (not selectable: no action applies).
+    externals: Vec<ExternalStatus>,
     /// The last event included (the snapshot's `seq`, then each event applied).
     seq: u64,
     figures: HashMap<String, Figures>,
@@ -92,6 +98,8 @@ impl Model {
         Model {
             programs: Vec::new(),
             network: None,
+            previous_boot: None,
+            externals: Vec::new(),
             seq: 0,
             figures: HashMap::new(),
             init_uptime_ms: None,
@@ -133,6 +141,17 @@ impl Model {
         self.keep_selection();
     }
 
+    /// Takes what the snapshot says beside the programs: how the previous boot ended and the
+    /// external dependencies' states.
+    pub fn apply_surroundings(
+        &mut self,
+        previous_boot: Option<PreviousBoot>,
+        externals: Vec<ExternalStatus>,
+    ) {
+        self.previous_boot = previous_boot;
+        self.externals = externals;
+    }
+
     /// Applies one streamed event: the program's new state and health at once (the figures
     /// follow with the next snapshot). Events the snapshot already includes are skipped.
     pub fn apply_event(&mut self, e: &EventRecord) {
@@ -159,6 +178,9 @@ impl Model {
     /// The lines above the table: the container's boot, then what else is watched.
     pub fn header_lines(&self) -> Vec<String> {
         let mut lines = vec![self.boot_line()];
+        if let Some(b) = &self.previous_boot {
+            lines.push(crate::cli::history::boot_line(b));
+        }
         if let Some(n) = &self.network {
             lines.push(crate::cli::network::render(n));
         }
@@ -169,7 +191,7 @@ impl Model {
     fn boot_line(&self) -> String {
         let up = self
             .init_uptime_ms
-            .map_or("?".into(), crate::cli::ctl::short_duration);
+            .map_or("?".into(), crate::cli::durations::short_duration);
         let mut counts: Vec<(State, usize)> = Vec::new();
         for p in &self.programs {
             match counts.iter_mut().find(|(s, _)| *s == p.state) {
@@ -191,11 +213,13 @@ impl Model {
         )
     }
 
-    /// The table's rows, in configuration order.
+    /// The table's rows: programs in configuration order, then external dependencies (which
+    /// the selection never reaches: it moves among the programs, the first rows).
     pub fn rows(&self) -> Vec<Row> {
         self.programs
             .iter()
             .map(|p| program_row(p, self.figures.get(&p.name)))
+            .chain(self.externals.iter().map(external_row))
             .collect()
     }
 
@@ -264,8 +288,28 @@ fn program_row(p: &ProgramStatus, f: Option<&Figures>) -> Row {
             p.run.to_string(),
             (p.restarts + p.forced_restarts).to_string(),
             p.uptime_ms
-                .map_or("-".into(), crate::cli::ctl::short_duration),
+                .map_or("-".into(), crate::cli::durations::short_duration),
             p.last_exit.as_ref().map_or("-".into(), |e| e.text.clone()),
+        ],
+    }
+}
+
+/// An external dependency's row: its state and last check where a program has its figures.
+fn external_row(e: &ExternalStatus) -> Row {
+    let dash = || "-".to_string();
+    Row {
+        name: e.name.clone(),
+        cells: [
+            format!("{} (external)", e.name),
+            e.state.clone(),
+            e.last.clone().unwrap_or_else(dash),
+            dash(),
+            dash(),
+            dash(),
+            dash(),
+            e.restarts_caused.to_string(),
+            crate::cli::durations::short_duration(e.since_ms),
+            e.check.clone(),
         ],
     }
 }
@@ -362,6 +406,44 @@ pub(crate) mod tests {
         )]);
         m.apply_status(7, snapshot(), None, figures, Some(3_723_000));
         m
+    }
+
+    #[test]
+    fn the_previous_boot_heads_the_view_and_externals_follow_the_programs_unselectable() {
+        let mut m = model();
+        m.apply_surroundings(
+            Some(PreviousBoot {
+                ended: "unclean".into(),
+                exit_status: None,
+                reason: None,
+                at: None,
+                boot_id: "b".into(),
+            }),
+            vec![ExternalStatus {
+                name: "config-api".into(),
+                check: "tcp config:8082".into(),
+                state: "down".into(),
+                last: Some("connection refused".into()),
+                since_ms: 5_000,
+                checks: 9,
+                restarts_caused: 2,
+                dependents: vec!["api".into()],
+            }],
+        );
+        let header = m.header_lines();
+        assert_eq!(header.len(), 2, "{header:?}");
+        assert!(header[1].contains("UNCLEANLY"), "{header:?}");
+        let rows = m.rows();
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[3].cells[0], "config-api (external)");
+        assert_eq!(rows[3].cells[1], "down");
+        assert_eq!(rows[3].cells[2], "connection refused");
+        m.move_selection(10);
+        assert_eq!(
+            m.selected(),
+            Some("worker"),
+            "the selection stays among programs"
+        );
     }
 
     #[test]

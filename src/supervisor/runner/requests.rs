@@ -89,6 +89,9 @@ impl Runner {
             Control::Network { reply } => {
                 let _ = reply.send(self.network_status());
             }
+            Control::Externals { reply } => {
+                let _ = reply.send(control::externals(&self.core, Instant::now()));
+            }
         }
     }
 

@@ -1,0 +1,52 @@
+//! Names of external checks, resolved at every attempt, off the loop, by hickory's resolver (a
+//! DNS client in Rust, so a static binary in a `FROM scratch` image resolves without NSS):
+//! `/etc/hosts` first, then the nameservers of `/etc/resolv.conf` (Docker's 127.0.0.11), with
+//! answers kept at most a second, so a Swarm service VIP that moves is followed. The resolver
+//! is built only when some external names a host that is not an IP literal: a container
+//! without externals pays nothing for it.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use hickory_resolver::TokioResolver;
+use hickory_resolver::config::{ResolveHosts, ResolverConfig};
+use hickory_resolver::name_server::TokioConnectionProvider;
+
+use crate::config::HostPort;
+
+/// The resolver, built on first use.
+pub(crate) type LazyResolver = Arc<OnceLock<TokioResolver>>;
+
+/// The first address of `at`: an IP literal as it is, a name through the resolver.
+pub(crate) async fn resolve(at: &HostPort, resolver: &LazyResolver) -> Result<SocketAddr, String> {
+    if let Ok(ip) = at.host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, at.port));
+    }
+    let r = resolver.get_or_init(build_resolver);
+    match r.lookup_ip(at.host.as_str()).await {
+        Ok(ips) => match ips.iter().next() {
+            Some(ip) => Ok(SocketAddr::new(ip, at.port)),
+            None => Err(format!("{} has no address", at.host)),
+        },
+        Err(e) => Err(format!("cannot resolve {}: {e}", at.host)),
+    }
+}
+
+/// `/etc/resolv.conf`'s nameservers and `/etc/hosts`; with no readable resolv.conf, the hosts
+/// file only. Answers are kept a second at most: a service VIP may move.
+fn build_resolver() -> TokioResolver {
+    let builder = TokioResolver::builder_tokio().unwrap_or_else(|_| {
+        TokioResolver::builder_with_config(
+            ResolverConfig::new(),
+            TokioConnectionProvider::default(),
+        )
+    });
+    let mut builder = builder;
+    let opts = builder.options_mut();
+    opts.use_hosts_file = ResolveHosts::Always;
+    opts.positive_max_ttl = Some(Duration::from_secs(1));
+    opts.negative_max_ttl = Some(Duration::from_secs(1));
+    opts.cache_size = 32;
+    builder.build()
+}
