@@ -111,8 +111,7 @@ pub fn write_report(
     let sig = info
         .exit
         .signal()
-        .map(signal_name)
-        .unwrap_or_else(|| "EXIT".into());
+        .map_or_else(|| "EXIT".into(), signal_name);
     let base = format!("{stamp}-{}-{sig}", info.pid);
     let core_dumped = matches!(
         info.exit,
@@ -156,12 +155,7 @@ pub fn write_report(
     };
     let path = dir.join(format!("{base}.json"));
     let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
-    publish(
-        &dir.join(format!(".{base}.json.partial")),
-        &path,
-        &json,
-        mode,
-    )?;
+    publish(&dir, &base, &path, &json, mode)?;
     retain(&dir, "json", info.max_reports as usize);
     cap_total(crash_dir, max_total);
     Ok(Written { report: path, core })
@@ -171,7 +165,8 @@ pub fn write_report(
 /// directory (a collector on the host, `tail`, a test) sees no report or a whole one, never a
 /// half-written one (seen under load). The link, unlike a rename, fails rather than replace a
 /// report that already has the name, as creating it in place did.
-fn publish(partial: &Path, path: &Path, json: &[u8], mode: u32) -> io::Result<()> {
+fn publish(dir: &Path, base: &str, path: &Path, json: &[u8], mode: u32) -> io::Result<()> {
+    let partial = &dir.join(format!(".{base}.json.partial"));
     // A leftover of a ctrlinit killed mid-write: never a report, safe to drop.
     let _ = std::fs::remove_file(partial);
     let written = create_private_new(partial, mode).and_then(|mut f| f.write_all(json));
