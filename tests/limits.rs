@@ -153,3 +153,120 @@ fn a_program_without_limits_shows_none() {
     assert!(p.get("limits").is_none(), "{p}");
     assert_eq!(p["restarts_by_cause"]["limit"], 0, "{p}");
 }
+
+const BAD: &str = r#"[program.a]
+command = ["sleep", "1"]
+[program.a.limits]
+memory = 0
+fds = 100000000000000000000
+interval = "500ms"
+
+[program.b]
+command = ["sleep", "1"]
+[program.b.limits]
+memory = "100000000000000000000"
+memory_max = "2 parsecs"
+pids_max = 0
+memroy = "1GiB"
+
+[program.c]
+command = ["sleep", "1"]
+[program.c.limits]
+memory = 100000000000000000000
+fds = 0
+interval = "0s"
+"#;
+
+#[test]
+fn every_limit_error_is_reported_at_once_with_its_file_line_key_and_fix() {
+    let (_dir, conf) = config_dir(&[("10-limits.toml", BAD)]);
+    let ran = check_config(&conf);
+    assert_eq!(ran.code, 2, "{}", ran.all());
+    let err = ran.stderr.clone();
+    let line = |nth: usize, needle: &str| {
+        BAD.lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains(needle))
+            .nth(nth)
+            .unwrap_or_else(|| panic!("{needle:?} not in the config"))
+            .0
+            + 1
+    };
+    for (nth, needle, key, says) in [
+        (
+            0,
+            "memory = 0",
+            "program.a.limits.memory",
+            "a limit of 0 would restart the program at once",
+        ),
+        (
+            0,
+            "fds = 1000",
+            "program.a.limits.fds",
+            "is over the largest the kernel allows",
+        ),
+        (
+            0,
+            "interval = \"500ms\"",
+            "program.a.limits.interval",
+            "no more often than once a second",
+        ),
+        (
+            0,
+            "memory = \"1000",
+            "program.b.limits.memory",
+            "a limit over 1 PiB is no limit",
+        ),
+        (
+            0,
+            "parsecs",
+            "program.b.limits.memory_max",
+            "unknown size unit",
+        ),
+        (
+            0,
+            "pids_max = 0",
+            "program.b.limits.pids_max",
+            "a limit of 0 would let the program start no process",
+        ),
+        (
+            0,
+            "memroy",
+            "program.b.limits.memroy",
+            "unknown key `memroy`",
+        ),
+        (
+            0,
+            "memory = 1000",
+            "program.c.limits.memory",
+            "a limit over 1 PiB is no limit",
+        ),
+        (
+            0,
+            "fds = 0",
+            "program.c.limits.fds",
+            "a limit of 0 would restart",
+        ),
+        (
+            0,
+            "interval = \"0s\"",
+            "program.c.limits.interval",
+            "no more often than once a second",
+        ),
+    ] {
+        let at = format!("10-limits.toml:{}", line(nth, needle));
+        assert!(
+            err.lines()
+                .any(|l| l.contains(&at) && l.contains(key) && l.contains(says)),
+            "{needle:?}: expected an error at {at} on {key} saying {says:?}; got:\n{err}"
+        );
+    }
+    for fix in [
+        "fix: use a size such as \"512MiB\" or \"2GiB\", or remove the key for no limit",
+        "fix: use a count from 1 to 1073741824, such as 20000, or remove the key for no limit",
+        "fix: use an interval of \"1s\" or more",
+        "fix: did you mean `memory`?",
+    ] {
+        assert!(err.contains(fix), "{fix:?} missing:\n{err}");
+    }
+}

@@ -63,21 +63,37 @@ pub(super) fn read_limits(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Opti
         memory_max: None,
         pids_max: None,
     };
-    for (name, slot) in [
-        ("memory", &mut limits.memory),
-        ("memory_max", &mut limits.memory_max),
+    for (name, slot, zero) in [
+        ("memory", &mut limits.memory, "restart the program at once"),
+        (
+            "memory_max",
+            &mut limits.memory_max,
+            "let the program run nothing",
+        ),
     ] {
         if let Some(v) = get(table, name) {
-            *slot = bytes(r, v, &key(name));
+            *slot = bytes(r, v, &key(name), zero);
             ok &= slot.is_some();
         }
     }
-    for (name, slot, max, example) in [
-        ("fds", &mut limits.fds, MAX_FDS, "20000"),
-        ("pids_max", &mut limits.pids_max, MAX_PIDS, "512"),
+    for (name, slot, max, example, zero) in [
+        (
+            "fds",
+            &mut limits.fds,
+            MAX_FDS,
+            "20000",
+            "restart the program at once",
+        ),
+        (
+            "pids_max",
+            &mut limits.pids_max,
+            MAX_PIDS,
+            "512",
+            "let the program start no process",
+        ),
     ] {
         if let Some(v) = get(table, name) {
-            *slot = count(r, v, &key(name), max, example);
+            *slot = count(r, v, &key(name), (max, example), zero);
             ok &= slot.is_some();
         }
     }
@@ -99,31 +115,37 @@ pub(super) fn read_limits(r: &mut Reader<'_>, v: &Value<'_>, path: &str) -> Opti
     ok.then_some(limits)
 }
 
-/// A memory figure: a size from 1 byte to [`MAX_BYTES`].
-fn bytes(r: &mut Reader<'_>, v: &Value<'_>, key: &str) -> Option<u64> {
+/// A memory figure: a size from 1 byte to [`MAX_BYTES`]; `zero` says what 0 would do.
+fn bytes(r: &mut Reader<'_>, v: &Value<'_>, key: &str, zero: &str) -> Option<u64> {
     // A plain integer is read wide, so 10^20 is told as too large rather than as no number.
     let n = match wide_integer(v) {
         Some(n) => n.clamp(0, u64::MAX as i128) as u64,
         None => r.size(v, key)?,
     };
     let problem = if n == 0 {
-        "a limit of 0 would restart the program at once"
+        format!("a limit of 0 would {zero}")
     } else if n > MAX_BYTES {
-        "a limit over 1 PiB is no limit on any machine"
+        "a limit over 1 PiB is no limit on any machine".into()
     } else {
         return Some(n);
     };
     r.error(
         &v.span(),
         key,
-        problem.into(),
+        problem,
         Some(r#"use a size such as "512MiB" or "2GiB", or remove the key for no limit"#.into()),
     );
     None
 }
 
-/// A count from 1 to `max`.
-fn count(r: &mut Reader<'_>, v: &Value<'_>, key: &str, max: u64, example: &str) -> Option<u64> {
+/// A count from 1 to `max`; `zero` says what 0 would do.
+fn count(
+    r: &mut Reader<'_>,
+    v: &Value<'_>,
+    key: &str,
+    (max, example): (u64, &str),
+    zero: &str,
+) -> Option<u64> {
     let n = match wide_integer(v) {
         Some(n) => n,
         None => i128::from(r.integer(v, key, i64::MIN..i64::MAX)?),
@@ -132,7 +154,7 @@ fn count(r: &mut Reader<'_>, v: &Value<'_>, key: &str, max: u64, example: &str) 
         return Some(n as u64);
     }
     let problem = if n < 1 {
-        format!("a limit of {n} would restart the program at once")
+        format!("a limit of {n} would {zero}")
     } else {
         format!("{n} is over the largest the kernel allows ({max})")
     };
