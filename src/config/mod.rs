@@ -24,6 +24,7 @@ mod init_table;
 pub mod instances;
 mod interpolate;
 pub mod limits;
+mod limits_table;
 mod load;
 pub mod names;
 mod network;
@@ -47,7 +48,7 @@ pub fn known_keys() -> [(&'static str, &'static [&'static str]); 7] {
         ("program.api", schema::PROGRAM_KEYS),
         ("program.api.health", health::HEALTH_KEYS),
         ("program.api.log", schema::LOG_KEYS),
-        ("program.api.limits", limits::LIMITS_KEYS),
+        ("program.api.limits", limits_table::LIMITS_KEYS),
         ("external.config-api", external::EXTERNAL_KEYS),
     ]
 }

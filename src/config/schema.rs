@@ -153,7 +153,7 @@ pub(super) fn read_program(
         spec.log = read_log(r, v, &key("log"));
     }
     if let Some(v) = get(table, "limits") {
-        spec.limits = super::limits::read_limits(r, v, &key("limits"));
+        spec.limits = super::limits_table::read_limits(r, v, &key("limits"));
     }
     if let Some(v) = get(table, "core_dumps") {
         spec.core_dumps = r.boolean(v, &key("core_dumps")).unwrap_or(false);

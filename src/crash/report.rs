@@ -148,16 +148,7 @@ pub fn write_report(
         core_dumped,
         oom_killed: info.oom_killed,
         limit: info.limit.as_deref(),
-        cause: if let Some(limit) = &info.limit {
-            format!(
-                "over its limit: {limit}; stopped by ctrlinit ({})",
-                info.exit
-            )
-        } else if info.oom_killed {
-            format!("{}: killed by the OOM killer", info.exit)
-        } else {
-            info.exit.to_string()
-        },
+        cause: cause_of(info),
         uptime_ms: info.uptime.as_millis(),
         restarts: info.restarts,
         core: core.as_ref().map(|p| p.display().to_string()),
@@ -170,6 +161,20 @@ pub fn write_report(
     retain(&dir, "json", info.max_reports as usize);
     cap_total(crash_dir, max_total);
     Ok(Written { report: path, core })
+}
+
+/// What ended the run, in words: its exit, the OOM killer, or ctrlinit for a limit.
+fn cause_of(info: &CrashInfo) -> String {
+    if let Some(limit) = &info.limit {
+        format!(
+            "over its limit: {limit}; stopped by ctrlinit ({})",
+            info.exit
+        )
+    } else if info.oom_killed {
+        format!("{}: killed by the OOM killer", info.exit)
+    } else {
+        info.exit.to_string()
+    }
 }
 
 /// Applies the core limits before the report is written, so that the report never points at a

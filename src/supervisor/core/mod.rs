@@ -612,10 +612,7 @@ impl Core {
             Input::AdoptRefused { run, why, .. } => {
                 self.adoption_failed(i, run, &why, now, &mut acts)
             }
-            Input::PreStopFailed { error, .. } => {
-                let why = format!("pre_stop hook failed to start: {error}");
-                self.pre_stop_over(i, &why, now, &mut acts);
-            }
+            Input::PreStopFailed { error, .. } => self.pre_stop_failed(i, &error, now, &mut acts),
             Input::FinishFailed { .. } => self.finish_failed(i, now, &mut acts),
             Input::Shutdown { reason, signal } => {
                 // Only a stop that begins with this request drains: a second request (after

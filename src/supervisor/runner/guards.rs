@@ -13,12 +13,6 @@ use crate::config::limits::Limits;
 use crate::supervisor::program::{Measured, Program};
 use crate::sys::usage;
 
-/// When each guarded run is measured next: (its run, when).
-#[derive(Debug, Default)]
-pub(super) struct Guards {
-    due: HashMap<ProgramId, (u64, Instant)>,
-}
-
 /// The limits of a program whose run is live and guarded.
 fn guarded(p: &Program) -> Option<&Limits> {
     let limits = p.spec.limits.as_ref().filter(|l| l.guarded())?;
@@ -36,30 +30,32 @@ impl Runner {
     /// after.
     pub(super) fn guard_deadline(&mut self) -> Option<Instant> {
         let programs = self.core.programs();
-        if self.guards.due.is_empty() && !programs.iter().any(|p| guarded(p).is_some()) {
+        if self.guards_due.is_empty() && !programs.iter().any(|p| guarded(p).is_some()) {
             return None;
         }
         let now = Instant::now();
-        let mut live = HashMap::with_capacity(self.guards.due.len());
+        let mut live = HashMap::with_capacity(self.guards_due.len());
         for p in programs {
             if let Some(limits) = guarded(p) {
-                let due = match self.guards.due.get(&p.id) {
+                let due = match self.guards_due.get(&p.id) {
                     Some(&(run, at)) if run == p.run => at,
                     _ => now + limits.interval,
                 };
                 live.insert(p.id, (p.run, due));
             }
         }
-        self.guards.due = live;
-        self.guards.due.values().map(|&(_, at)| at).min()
+        self.guards_due = live;
+        self.guards_due.values().map(|&(_, at)| at).min()
     }
 
-    /// Measures every guarded run that is due and hands the figures to the core.
-    pub(super) fn on_guard_timer(&mut self) {
+    /// Measures every guarded run that is due and hands the figures to the core; says whether
+    /// that was routine (nothing announced, as for a passing check: the release of cold memory
+    /// is not put off by it).
+    pub(super) fn on_guard_timer(&mut self) -> bool {
+        let seq = self.seq;
         let now = Instant::now();
         let due: Vec<(ProgramId, u64)> = self
-            .guards
-            .due
+            .guards_due
             .iter()
             .filter(|(_, (_, at))| *at <= now)
             .map(|(&id, &(run, _))| (id, run))
@@ -73,9 +69,10 @@ impl Runner {
             };
             let next = now + limits.interval;
             let figures = self.measure(p, limits);
-            self.guards.due.insert(id, (run, next));
+            self.guards_due.insert(id, (run, next));
             self.feed(Input::Measured { id, run, figures });
         }
+        self.seq == seq
     }
 
     /// What run `p`'s processes use now (only the figures it has limits for).
