@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::model::State;
-use crate::supervisor::telemetry::Metrics;
+use crate::supervisor::telemetry::{LimitMetrics, Metrics};
 
 /// The content type of the answer.
 pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -37,6 +37,7 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
     lifecycle(&mut out, m);
     history(&mut out, m);
     health(&mut out, m);
+    limits(&mut out, m);
     supervisor(&mut out, m, own);
     externals(&mut out, m);
     out.push_str("# EOF\n");
@@ -136,7 +137,7 @@ fn history(out: &mut String, m: &Metrics) {
         out,
         "ctrlinit_program_restarts",
         "counter",
-        "Restarts by cause: exit, readiness and health count against the budget; dependency and manual do not.",
+        "Restarts by cause: exit, readiness, health and limit count against the budget; dependency and manual do not.",
         None,
     );
     for p in &m.programs {
@@ -147,6 +148,7 @@ fn history(out: &mut String, m: &Metrics) {
             ("health", r.health),
             ("dependency", r.dependency),
             ("manual", r.manual),
+            ("limit", r.limit),
         ] {
             let _ = writeln!(
                 out,
@@ -358,6 +360,53 @@ fn health(out: &mut String, m: &Metrics) {
     }
 }
 
+/// The guards of `[program.NAME.limits]`: each limit, and the figure last read for it.
+fn limits(out: &mut String, m: &Metrics) {
+    type Pick = fn(&LimitMetrics) -> Option<(u64, Option<u64>)>;
+    let families: [(&str, &str, Option<&str>, bool, Pick); 4] = [
+        (
+            "ctrlinit_program_memory_limit_bytes",
+            "The memory limit (`limits.memory`).",
+            Some("bytes"),
+            false,
+            |l| l.memory,
+        ),
+        (
+            "ctrlinit_program_memory_resident_bytes",
+            "Resident memory of the run's processes (or its cgroup's memory.current) when last read for its limit.",
+            Some("bytes"),
+            true,
+            |l| l.memory,
+        ),
+        (
+            "ctrlinit_program_fds_limit",
+            "The open descriptor limit (`limits.fds`).",
+            None,
+            false,
+            |l| l.fds,
+        ),
+        (
+            "ctrlinit_program_fds_open",
+            "Open descriptors across the run's processes when last counted for its limit.",
+            None,
+            true,
+            |l| l.fds,
+        ),
+    ];
+    for (name, help, unit, figure, pick) in families {
+        family(out, name, "gauge", help, unit);
+        for p in &m.programs {
+            let Some((limit, used)) = p.limits.as_ref().and_then(pick) else {
+                continue;
+            };
+            let value = if figure { used } else { Some(limit) };
+            if let Some(v) = value {
+                let _ = writeln!(out, "{name}{{program=\"{}\"}} {v}", esc(&p.name));
+            }
+        }
+    }
+}
+
 /// A label value with `\`, `"` and newlines escaped.
 fn esc(s: &str) -> String {
     s.replace('\\', "\\\\")
@@ -390,6 +439,10 @@ mod tests {
                     failures_total: 3,
                     last_duration: Some(Duration::from_millis(4)),
                     unhealthy: false,
+                }),
+                limits: Some(LimitMetrics {
+                    memory: Some((1 << 30, Some(1 << 29))),
+                    fds: Some((20000, Some(42))),
                 }),
             }],
             orphans_reaped: 5,
@@ -424,6 +477,8 @@ mod tests {
         assert!(
             text.contains("ctrlinit_program_restarts_total{program=\"api\",cause=\"health\"} 2")
         );
+        assert!(text.contains("ctrlinit_program_memory_resident_bytes{program=\"api\"} 536870912"));
+        assert!(text.contains("ctrlinit_program_fds_limit{program=\"api\"} 20000"));
         assert!(text.contains("ctrlinit_program_ready_seconds{program=\"api\"} 0.250"));
         assert!(text.contains("ctrlinit_health_check_failures_total{program=\"api\"} 3"));
         assert!(text.contains("ctrlinit_orphans_reaped_total 5"));

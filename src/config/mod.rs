@@ -23,6 +23,8 @@ mod identity;
 mod init_table;
 pub mod instances;
 mod interpolate;
+pub mod limits;
+mod limits_table;
 mod load;
 pub mod names;
 mod network;
@@ -39,13 +41,14 @@ pub use exec_limits::{EXEC_BUDGET, MAX_ARG_STRLEN};
 
 /// Every key each kind of table accepts, by the table's name as README.md's configuration block
 /// writes it: a test holds that block to this list, so no key goes undocumented.
-pub fn known_keys() -> [(&'static str, &'static [&'static str]); 6] {
+pub fn known_keys() -> [(&'static str, &'static [&'static str]); 7] {
     [
         ("init", init_table::INIT_KEYS),
         ("init.network", network::NETWORK_KEYS),
         ("program.api", schema::PROGRAM_KEYS),
         ("program.api.health", health::HEALTH_KEYS),
         ("program.api.log", schema::LOG_KEYS),
+        ("program.api.limits", limits_table::LIMITS_KEYS),
         ("external.config-api", external::EXTERNAL_KEYS),
     ]
 }

@@ -67,6 +67,7 @@ pub(super) const PROGRAM_KEYS: &[&str] = &[
     "core_dumps",
     "max_cores",
     "max_reports",
+    "limits",
     // Read by `instances.rs`, before the rest of the table.
     "instances",
 ];
@@ -149,6 +150,9 @@ pub(super) fn read_program(
     read_readiness(r, table, &path, &mut spec);
     if let Some(v) = get(table, "log") {
         spec.log = read_log(r, v, &key("log"));
+    }
+    if let Some(v) = get(table, "limits") {
+        spec.limits = super::limits_table::read_limits(r, v, &key("limits"));
     }
     if let Some(v) = get(table, "core_dumps") {
         spec.core_dumps = r.boolean(v, &key("core_dumps")).unwrap_or(false);

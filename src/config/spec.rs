@@ -671,6 +671,8 @@ pub struct ProgramSpec {
     pub max_reports: u32,
     /// Where it was defined, for messages: `file:line`.
     pub defined_at: String,
+    /// `[program.NAME.limits]`: the memory and descriptor guards, the cgroup's hard limits.
+    pub limits: Option<super::limits::Limits>,
 }
 
 /// So that lists of specs, owned or shared (`Arc`), are read by the same functions.
@@ -757,6 +759,7 @@ impl ProgramSpec {
             max_cores: 3,
             max_reports: 20,
             defined_at: String::new(),
+            limits: None,
         }
     }
 }

@@ -50,6 +50,8 @@ pub struct CrashInfo {
     pub max_reports: u32,
     /// The OOM killer took it (its SIGKILL came with a kill in the cgroup's count).
     pub oom_killed: bool,
+    /// ctrlinit stopped it for going past a limit: `memory 1.21 GiB over 1 GiB`.
+    pub limit: Option<String>,
     /// When it ended.
     pub at: SystemTime,
     /// The core, set aside at reap time: (where it is now, where the kernel wrote it).
@@ -76,6 +78,8 @@ struct Report<'a> {
     exit_status: i32,
     core_dumped: bool,
     oom_killed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit: Option<&'a str>,
     cause: String,
     uptime_ms: u128,
     restarts: u64,
@@ -142,11 +146,8 @@ pub fn write_report(
         exit_status: info.exit.shell_code(),
         core_dumped,
         oom_killed: info.oom_killed,
-        cause: if info.oom_killed {
-            format!("{}: killed by the OOM killer", info.exit)
-        } else {
-            info.exit.to_string()
-        },
+        limit: info.limit.as_deref(),
+        cause: cause_of(info),
         uptime_ms: info.uptime.as_millis(),
         restarts: info.restarts,
         core: core.as_ref().map(|p| p.display().to_string()),
@@ -173,6 +174,20 @@ fn publish(dir: &Path, base: &str, path: &Path, json: &[u8], mode: u32) -> io::R
     let linked = written.and_then(|()| std::fs::hard_link(partial, path));
     let _ = std::fs::remove_file(partial);
     linked
+}
+
+/// What ended the run, in words: its exit, the OOM killer, or ctrlinit for a limit.
+fn cause_of(info: &CrashInfo) -> String {
+    if let Some(limit) = &info.limit {
+        format!(
+            "over its limit: {limit}; stopped by ctrlinit ({})",
+            info.exit
+        )
+    } else if info.oom_killed {
+        format!("{}: killed by the OOM killer", info.exit)
+    } else {
+        info.exit.to_string()
+    }
 }
 
 /// Applies the core limits before the report is written, so that the report never points at a
@@ -274,6 +289,7 @@ mod tests {
             max_cores: 3,
             max_reports: 2,
             oom_killed: false,
+            limit: None,
             claimed_core: None,
             at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + secs + 2_000_000),
         }

@@ -182,7 +182,7 @@ pub struct ProgramStatus {
     /// What it said over sd_notify, when it speaks it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify: Option<NotifyInfo>,
-    /// Restarts by cause: `exit`, `readiness`, `health` (by policy, counted against the budget),
+    /// Restarts by cause: `exit`, `readiness`, `health`, `limit` (by policy, counted against the budget),
     /// `dependency`, `manual` (forced, not counted).
     #[serde(default)]
     pub restarts_by_cause: RestartsByCause,
@@ -202,6 +202,48 @@ pub struct ProgramStatus {
     /// CPU time its cgroup has used, in microseconds (cgroup tracking).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_usec: Option<u64>,
+    /// Its `[program.NAME.limits]` and the figures last read for them, when it has the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsInfo>,
+}
+
+/// A program's `[program.NAME.limits]`, as `status` shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitsInfo {
+    /// `memory`: the resident memory it is restarted past, in bytes.
+    pub memory_bytes: Option<u64>,
+    /// `fds`: the open descriptors it is restarted past.
+    pub fds: Option<u64>,
+    /// `interval`, in milliseconds.
+    pub interval_ms: u64,
+    /// `memory_max`: the hard limit asked of its cgroup, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_max_bytes: Option<u64>,
+    /// `pids_max`: the hard limit asked of its cgroup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids_max: Option<u64>,
+    /// The current run's figures when last read; `None` before the first read of a run.
+    pub last: Option<LimitFigures>,
+    /// The limit the current run went past (`memory 1.21 GiB over 1 GiB`), while it is
+    /// stopped for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over: Option<String>,
+}
+
+/// What a run's processes used when its limits were last looked at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitFigures {
+    /// Resident memory, in bytes (read only when `memory` is set).
+    pub memory_bytes: Option<u64>,
+    /// Open descriptors (read only when `fds` is set).
+    pub fds: Option<u64>,
+    /// Processes of the run.
+    pub processes: Option<u64>,
+    /// Where the memory figure came from: `cgroup` (`memory.current`) or `proc` (the sum of
+    /// its processes' resident memory).
+    pub source: String,
+    /// How long ago, in milliseconds.
+    pub ago_ms: u64,
 }
 
 /// A program's liveness, as `status` shows it.
@@ -269,6 +311,9 @@ pub struct RestartsByCause {
     pub dependency: u64,
     /// A restart by hand (`ctrlinit restart`).
     pub manual: u64,
+    /// It went past one of its `[program.NAME.limits]` (by policy, counted like a crash).
+    #[serde(default)]
+    pub limit: u64,
 }
 
 /// A state change, as `events` streams it.

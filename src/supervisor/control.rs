@@ -16,8 +16,8 @@ use crate::config::Kind;
 use crate::config::OnHealthFailure;
 use crate::config::describe::{external_node, graph_node};
 use crate::model::protocol::{
-    CheckInfo, ErrorKind, ExitInfo, GraphNode, HealthInfo, NotifyInfo, ProgramStatus,
-    RestartsByCause,
+    CheckInfo, ErrorKind, ExitInfo, GraphNode, HealthInfo, LimitFigures, LimitsInfo, NotifyInfo,
+    ProgramStatus, RestartsByCause,
 };
 use crate::model::signals::{parse_signal, signal_name};
 use crate::model::{Exit, ProgramId, State};
@@ -505,8 +505,31 @@ fn status_of(p: &Program, now: Instant) -> ProgramStatus {
             health: p.causes.health,
             dependency: p.causes.dependency,
             manual: p.causes.manual,
+            limit: p.causes.limit,
         },
+        limits: limits_info(p, now),
     }
+}
+
+/// A program's limits and its current run's last figures, for `status`.
+fn limits_info(p: &Program, now: Instant) -> Option<LimitsInfo> {
+    let ms = |d: std::time::Duration| d.as_millis() as u64;
+    let limits = p.spec.limits.as_ref()?;
+    Some(LimitsInfo {
+        memory_bytes: limits.memory,
+        fds: limits.fds,
+        interval_ms: ms(limits.interval),
+        memory_max_bytes: limits.memory_max,
+        pids_max: limits.pids_max,
+        last: p.measured.map(|(m, at)| LimitFigures {
+            memory_bytes: m.memory_bytes,
+            fds: m.fds,
+            processes: m.processes,
+            source: if m.from_cgroup { "cgroup" } else { "proc" }.into(),
+            ago_ms: ms(now.saturating_duration_since(at)),
+        }),
+        over: p.over_limit.clone(),
+    })
 }
 
 /// A program's liveness for `status`: `-` while it does not run.

@@ -652,3 +652,6 @@ mod uptime;
 
 #[path = "external_tests.rs"]
 mod external;
+
+#[path = "limits_tests.rs"]
+mod limits;

@@ -157,6 +157,8 @@ pub struct RunEnding<'a> {
     pub forced_failure: bool,
     /// Why ctrlinit stopped it as unhealthy, if it did.
     pub unhealthy: Option<&'a str>,
+    /// The limit ctrlinit stopped it for, if it did (`memory 1.21 GiB over 1 GiB`).
+    pub over_limit: Option<&'a str>,
     /// The `ready = { uptime }` it ended short of, if it did.
     pub short_of_uptime: Option<Duration>,
     /// How long it ran.
@@ -169,6 +171,9 @@ pub struct RunEnding<'a> {
 pub fn how_run_ended(end: RunEnding<'_>) -> String {
     if let Some(cause) = end.unhealthy {
         return format!("unhealthy after {}: {cause}", fmt_duration(end.ran_for));
+    }
+    if let Some(over) = end.over_limit {
+        return format!("over its limit after {}: {over}", fmt_duration(end.ran_for));
     }
     match end.exit {
         Some(e) if end.failed_to_start => format!("failed to start ({e})"),
@@ -439,6 +444,24 @@ pub fn reloading(summary: &str) -> String {
     format!("reloading: {summary}")
 }
 
+/// Why a program past a limit is restarted, as its stop line says.
+pub fn limit_restart(over: &str) -> String {
+    format!("over its limit: {over}; restarting it (counts toward its restart budget)")
+}
+
+/// A byte count as people read it: `1.21 GiB`, `1 GiB`, `640 KiB`, `900 B`.
+pub fn fmt_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut unit = 0;
+    while unit + 1 < UNITS.len() && n >= 1u64 << (10 * (unit + 1)) {
+        unit += 1;
+    }
+    let value = n as f64 / (1u64 << (10 * unit)) as f64;
+    let text = format!("{value:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {}", UNITS[unit])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,5 +474,14 @@ mod tests {
         assert!(known.contains("api: pid 1201 survived"), "{known}");
         let unknown = leader_survived_kill("api", None, grace);
         assert!(!unknown.contains("None"), "{unknown}");
+    }
+
+    #[test]
+    fn bytes_read_as_people_write_them() {
+        assert_eq!(fmt_bytes(1 << 30), "1 GiB");
+        assert_eq!(fmt_bytes(1_299_227_607), "1.21 GiB");
+        assert_eq!(fmt_bytes(640 << 10), "640 KiB");
+        assert_eq!(fmt_bytes(900), "900 B");
+        assert_eq!(fmt_bytes(u64::MAX), "16777216 TiB");
     }
 }

@@ -237,6 +237,21 @@ pub struct RestartCauses {
     pub dependency: u64,
     /// `ctrlinit restart`.
     pub manual: u64,
+    /// It went past one of its `[program.NAME.limits]`.
+    pub limit: u64,
+}
+
+/// What a run's processes used when last looked at, for its `[program.NAME.limits]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Measured {
+    /// Resident memory of all its processes (or its cgroup's `memory.current`), in bytes.
+    pub memory_bytes: Option<u64>,
+    /// Open descriptors across its processes.
+    pub fds: Option<u64>,
+    /// Its processes (or its cgroup's `pids.current`).
+    pub processes: Option<u64>,
+    /// The memory figure is its cgroup's, not a sum over `/proc`.
+    pub from_cgroup: bool,
 }
 
 /// What the program itself said over sd_notify.
@@ -307,6 +322,11 @@ pub struct Program {
     /// The current run ended while `starting` with `ready = { uptime }`: the uptime it fell
     /// short of (its end is a failed run, whatever its exit).
     pub short_of_uptime: Option<std::time::Duration>,
+    /// The current run's figures for its limits when last looked at, and when.
+    pub measured: Option<(Measured, Instant)>,
+    /// Why the current run is being stopped for going past a limit (`memory 1.21 GiB over
+    /// 1 GiB`): its end counts as a failure, with a crash report.
+    pub over_limit: Option<String>,
 }
 
 impl Program {
@@ -338,6 +358,8 @@ impl Program {
             causes: RestartCauses::default(),
             ready_took: None,
             short_of_uptime: None,
+            measured: None,
+            over_limit: None,
         }
     }
 

@@ -76,6 +76,18 @@ pub struct ProgramMetrics {
     /// Liveness, when it has a health table: checks made, failed, the last one's duration, and
     /// whether it is past its threshold.
     pub health: Option<HealthMetrics>,
+    /// Its `[program.NAME.limits]` guards, when it has any: (limit, last figure) for memory in
+    /// bytes and for open descriptors (the figure `None` until read in the current run).
+    pub limits: Option<LimitMetrics>,
+}
+
+/// A guarded program's limits and its current run's last figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitMetrics {
+    /// `memory` and the resident memory last read.
+    pub memory: Option<(u64, Option<u64>)>,
+    /// `fds` and the open descriptors last counted.
+    pub fds: Option<(u64, Option<u64>)>,
 }
 
 /// A program's liveness numbers.
@@ -143,6 +155,13 @@ pub fn metrics(core: &Core, orphans_reaped: u64, notify_foreign: u64) -> Metrics
                     failures_total: h.map_or(0, |h| h.failures_total),
                     last_duration: h.and_then(|h| h.last.as_ref()).map(|l| l.result.took),
                     unhealthy: p.is_unhealthy(),
+                }
+            }),
+            limits: p.spec.limits.as_ref().filter(|l| l.guarded()).map(|l| {
+                let m = p.measured.map(|(m, _)| m).unwrap_or_default();
+                LimitMetrics {
+                    memory: l.memory.map(|n| (n, m.memory_bytes)),
+                    fds: l.fds.map(|n| (n, m.fds)),
                 }
             }),
         })

@@ -345,6 +345,11 @@ impl Tracking {
         self.groups.contains_key(name)
     }
 
+    /// The directory of program `name`'s group, when it has one.
+    pub(crate) fn group_dir(&self, name: &str) -> Option<&std::path::Path> {
+        self.groups.get(name).map(|g| g.dir())
+    }
+
     /// What a program's group has used (cgroup mode), its files opened below `look`'s top.
     pub(crate) fn usage_in(&self, look: &Look, name: &str) -> Option<Usage> {
         self.groups

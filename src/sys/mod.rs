@@ -18,4 +18,5 @@ pub mod signals;
 pub mod socket_file;
 pub mod stamps;
 pub mod tty;
+pub mod usage;
 pub mod users;

@@ -351,6 +351,7 @@ pub(crate) mod tests {
             tracking: None,
             memory_bytes: None,
             cpu_usec: None,
+            limits: None,
         }
     }
 

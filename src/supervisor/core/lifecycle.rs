@@ -26,6 +26,8 @@ impl Core {
         p.watchdog_due = None;
         p.notified = Default::default();
         p.short_of_uptime = None;
+        p.over_limit = None;
+        p.measured = None;
         let (id, run) = (p.id, p.run);
         let spec = Arc::clone(&p.spec);
         let (phase, why) = match (spec.kind, &spec.ready) {
@@ -183,13 +185,16 @@ impl Core {
             Exit::Signal { sig, core_dumped } => core_dumped || p.signals_sent & (1 << sig) == 0,
             Exit::Code(_) => false,
         };
-        if crashed {
+        // A run stopped for going past a limit gets a report too: the figure is what a leak
+        // hunt starts from, and its last lines may say what grew.
+        if crashed || p.over_limit.is_some() {
             acts.push(Action::Crashed {
                 id: p.id,
                 pid,
                 exit,
                 uptime,
                 oom_killed: p.oom_killed,
+                limit: p.over_limit.clone(),
             });
         }
         let stop_signal = p.spec.stop_signal;
@@ -376,6 +381,7 @@ impl Core {
             oom_killed: p.oom_killed,
             forced_failure,
             unhealthy: p.unhealthy.as_deref(),
+            over_limit: p.over_limit.as_deref(),
             short_of_uptime: p.short_of_uptime,
             ran_for,
             ready_timeout: spec.ready_timeout,
@@ -385,6 +391,7 @@ impl Core {
             let early = p.short_of_uptime.is_some();
             match (&p.unhealthy, forced_failure && !early) {
                 (Some(_), _) => causes.health += 1,
+                (None, _) if p.over_limit.is_some() => causes.limit += 1,
                 (None, true) => causes.readiness += 1,
                 (None, false) => causes.exit += 1,
             }

@@ -25,6 +25,7 @@ mod deadlines;
 mod externals;
 mod forking;
 mod lifecycle;
+mod limits;
 mod liveness;
 mod registry;
 mod reload;
@@ -119,6 +120,15 @@ pub enum Input {
         message: NotifyMessage,
         /// The process group of the `MAINPID=` process, when one was named.
         main_pgid: Option<i32>,
+    },
+    /// A guarded run's figures, read at its `[program.NAME.limits]` interval.
+    Measured {
+        /// The program.
+        id: ProgramId,
+        /// The run measured.
+        run: u64,
+        /// What its processes use.
+        figures: crate::supervisor::program::Measured,
     },
     /// A forking daemon's pid file names `pid`, which belongs to its run (the shell checked).
     Adopt {
@@ -294,6 +304,8 @@ pub enum Action {
         uptime: Duration,
         /// The OOM killer took it.
         oom_killed: bool,
+        /// ctrlinit stopped it for going past this limit (`memory 1.21 GiB over 1 GiB`).
+        limit: Option<String>,
     },
     /// Write this to stderr at once, not through the log thread: what a `--` command's user
     /// must see even if the container exits right after (its command could not be executed).
@@ -554,6 +566,7 @@ impl Core {
             | Input::GroupGone { id }
             | Input::Ready { id, .. }
             | Input::Checked { id, .. }
+            | Input::Measured { id, .. }
             | Input::Notified { id, .. }
             | Input::FinishSpawned { id, .. }
             | Input::PreStopSpawned { id, .. }
@@ -593,6 +606,7 @@ impl Core {
             Input::GroupGone { .. } => self.group_gone(i, now, &mut acts),
             Input::Ready { run, .. } => self.ready(i, run, now, &mut acts),
             Input::Checked { run, result, .. } => self.checked(i, run, result, now, &mut acts),
+            Input::Measured { run, figures, .. } => self.measured(i, run, figures, now, &mut acts),
             Input::Notified {
                 message, main_pgid, ..
             } => self.notified(i, message, main_pgid, now, &mut acts),
@@ -602,10 +616,7 @@ impl Core {
             Input::AdoptRefused { run, why, .. } => {
                 self.adoption_failed(i, run, &why, now, &mut acts)
             }
-            Input::PreStopFailed { error, .. } => {
-                let why = format!("pre_stop hook failed to start: {error}");
-                self.pre_stop_over(i, &why, now, &mut acts);
-            }
+            Input::PreStopFailed { error, .. } => self.pre_stop_failed(i, &error, now, &mut acts),
             Input::FinishFailed { .. } => self.finish_failed(i, now, &mut acts),
             Input::Shutdown { reason, signal } => {
                 // Only a stop that begins with this request drains: a second request (after

@@ -12,6 +12,18 @@ use crate::supervisor::notices;
 use crate::supervisor::program::{After, Phase, PreStopping, Stopping};
 
 impl Core {
+    /// Program `i`'s `pre_stop` hook could not be spawned: the stop goes on without it.
+    pub(super) fn pre_stop_failed(
+        &mut self,
+        i: usize,
+        error: &str,
+        now: Instant,
+        acts: &mut Vec<Action>,
+    ) {
+        let why = format!("pre_stop hook failed to start: {error}");
+        self.pre_stop_over(i, &why, now, acts);
+    }
+
     /// Sends the stop signal to a live program's group (after its `pre_stop` hook); `then`
     /// follows from its target.
     pub(super) fn begin_stop(

@@ -9,6 +9,7 @@
 mod adoption;
 mod exit;
 mod externals;
+mod guards;
 mod network;
 mod reaping;
 mod requests;
@@ -88,6 +89,8 @@ pub struct Runner {
     tracking: Tracking,
     /// Processes reparented to ctrlinit that belong to no program.
     strays: std::collections::HashMap<i32, Stray>,
+    /// When each guarded run (`[program.NAME.limits]`) is measured next: (its run, when).
+    guards_due: std::collections::HashMap<ProgramId, (u64, Instant)>,
     /// When to look for strays next (`orphans = "kill"` only).
     next_stray_scan: Option<Instant>,
     /// What each program's current run is judged by, until its checks take it.
@@ -174,6 +177,7 @@ impl Runner {
             tracking,
             strays: std::collections::HashMap::new(),
             next_stray_scan: None,
+            guards_due: std::collections::HashMap::new(),
             evidence: std::collections::HashMap::new(),
             probe_tx: tx,
             probe_events,
@@ -233,7 +237,7 @@ impl Runner {
                     .map(|q| self.last_work + q),
                 Some(_) => None,
             };
-            let stray_at = self.stray_deadline();
+            let (stray_at, guard_at) = (self.stray_deadline(), self.guard_deadline());
             // `routine`: the release itself; `routine_check`: a check that changed nothing.
             let (mut routine, mut routine_check) = (false, false);
             tokio::select! {
@@ -280,6 +284,7 @@ impl Runner {
                 _ = sleep_until(stray_at), if stray_at.is_some() => {
                     routine = !self.on_stray_timer();
                 }
+                _ = sleep_until(guard_at), if guard_at.is_some() => routine = self.on_guard_timer(),
                 _ = sleep_until(release_at), if release_at.is_some() => {
                     self.release_memory();
                     routine = true;
@@ -424,7 +429,8 @@ impl Runner {
                 exit,
                 uptime,
                 oom_killed,
-            } => self.report_crash(id, pid, exit, uptime, oom_killed),
+                limit,
+            } => self.report_crash(id, pid, exit, uptime, oom_killed, limit),
             Action::TerminationMessage(line) => write_termination_log(&line),
             Action::TellNow(text) => {
                 use std::io::Write;

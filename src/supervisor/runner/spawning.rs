@@ -27,6 +27,10 @@ impl Runner {
             };
         self.evidence.insert(id, evidence);
         let (marker, cgroup) = self.tracking.prepare(&spec.name, id, run);
+        if let Some(limits) = &spec.limits {
+            // Before the run joins its group, so its first allocation is already bounded.
+            self.apply_hard_limits(&spec.name, limits);
+        }
         wiring.env.push(marker);
         wiring.cgroup = cgroup;
         if spec.kind == crate::config::Kind::Oneshot {
@@ -83,6 +87,7 @@ impl Runner {
         exit: Exit,
         uptime: Duration,
         oom_killed: bool,
+        limit: Option<String>,
     ) {
         let Some(p) = self.core.program(id) else {
             return;
@@ -113,6 +118,7 @@ impl Runner {
             max_cores: spec.max_cores,
             max_reports: spec.max_reports,
             oom_killed,
+            limit,
             at: std::time::SystemTime::now(),
         };
         debug!(
