@@ -284,7 +284,12 @@ fn without_a_terminal_or_with_once_it_prints_one_frame_and_exits_0() {
         let lines: Vec<&str> = out.lines().collect();
         assert!(lines[0].starts_with("ctrlinit up "), "{out}");
         assert!(lines[0].ends_with("2 programs: 2 running"), "{out}");
-        assert!(lines[2].starts_with("NAME "), "{out}");
+        // The run ledger is on: how the previous boot ended heads the view too.
+        assert!(
+            lines[1].contains("previous boot: none (first boot"),
+            "{out}"
+        );
+        assert!(lines[3].starts_with("NAME "), "{out}");
         assert_eq!(
             cell(&out, "api", "STATE").as_deref(),
             Some("running"),
