@@ -247,7 +247,10 @@ impl Runner {
                     Err(e) => error!("failed to read signals: {e}"),
                 },
                 Some(event) = self.probe_events.recv() => {
-                    let (liveness, seq) = (event.is_liveness(), self.seq);
+                    // An external dependency's check is routine as a liveness check is: one
+                    // that changed nothing must not keep the binary's code resident.
+                    let routine_kind = event.is_liveness() || event.is_external();
+                    let seq = self.seq;
                     let input = if event.is_external() {
                         self.on_external_event(event);
                         None
@@ -261,7 +264,7 @@ impl Runner {
                         // dead pid is not adopted.
                         self.reap();
                         self.pid_file_read(id, run, pid)
-                    } else if liveness {
+                    } else if event.is_liveness() {
                         self.health.event(event, &self.core, &self.launcher)
                     } else {
                         self.probes.event(event, &self.core, &self.launcher)
@@ -269,7 +272,7 @@ impl Runner {
                     if let Some(input) = input {
                         self.feed(input);
                     }
-                    routine_check = liveness && self.seq == seq;
+                    routine_check = routine_kind && self.seq == seq;
                 }
                 // A due deadline (a backoff ending, a SIGKILL escalation) goes before requests:
                 // a storm of clients keeps the request channel busy and must not starve it.
