@@ -98,6 +98,12 @@ pub struct InitSettings {
     /// `[init.network]`: the container's network as a watched dependency; `None` (no table):
     /// not watched.
     pub network: Option<NetworkWatch>,
+    /// `syslog`: the datagram socket daemons' syslog lines are read from (`/dev/log`); `None`
+    /// (absent or `""`): off.
+    pub syslog: Option<PathBuf>,
+    /// `syslog_stream`: a stream socket for clients that only speak stream (`logger -T`,
+    /// syslog-ng's clients); `None`: none. It needs a path of its own: one path holds one socket.
+    pub syslog_stream: Option<PathBuf>,
     /// Which of `log_dir`, `crash_dir` and `socket` someone chose (a file, the environment or
     /// the command line): one that cannot be used is an error. A default that cannot be used
     /// (a non-root user, a read-only root) only turns off what needs it, with a warning.
@@ -204,6 +210,8 @@ impl Default for InitSettings {
             orphan_grace: Duration::from_secs(5),
             notify_socket: None,
             network: None,
+            syslog: None,
+            syslog_stream: None,
             chosen: ChosenPaths::default(),
         }
     }

@@ -15,6 +15,7 @@ mod requests;
 mod signals;
 mod spawning;
 mod strays;
+mod syslog;
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -62,6 +63,8 @@ pub struct RunOptions {
     pub load: LoadOptions,
     /// Command-line and environment settings that win over the files.
     pub overrides: Overrides,
+    /// The syslog intake's counters (`None`: `[init] syslog` is off).
+    pub syslog: Option<Arc<crate::logs::syslog::SyslogCounters>>,
 }
 
 /// A configuration loaded off the owner loop for a reload (from `ctrlinit reload` when `reply`
@@ -141,6 +144,8 @@ pub struct Runner {
     last_work: Instant,
     /// When freed heap was last handed back (a release, or a trim amid sustained work).
     last_trim: Instant,
+    /// The runs the syslog intake was last told of (`None`: syslog is off).
+    syslog_owners: Option<syslog::Shared>,
 }
 
 impl Runner {
@@ -157,6 +162,7 @@ impl Runner {
         let (reloads_tx, reloads) = unbounded_channel();
         let oom_counter = crate::sys::cgroups::OomCounter::open();
         let tracking = Tracking::start(role);
+        let syslog_owners = opts.syslog.as_ref().map(|_| Vec::new());
         Runner {
             reloads,
             reloads_tx,
@@ -200,6 +206,7 @@ impl Runner {
             }),
             last_work: Instant::now(),
             last_trim: Instant::now(),
+            syslog_owners,
         }
     }
 
@@ -336,6 +343,7 @@ impl Runner {
                 for action in actions {
                     self.execute(action, &mut queue);
                 }
+                self.share_owners();
             }
             queue.extend(self.emptied_groups());
             if queue.is_empty() {
