@@ -60,27 +60,7 @@ async fn serve(
     mut rx: UnboundedReceiver<Command>,
     syslog: Option<(super::syslog::Sockets, Arc<super::syslog::SyslogCounters>)>,
 ) {
-    // Own lines carry their timestamp and level already.
-    let own_file = dirs.log_dir.as_ref().and_then(|dir| {
-        let own_path = dir.join("ctrlinit.log");
-        FileSink::open(&own_path, &LogSettings::default(), dirs.log_mode)
-            .map_err(|e| eprintln!("ctrlinit: cannot open {}: {e}", own_path.display()))
-            .ok()
-    });
-    let shared = Rc::new(Shared {
-        console,
-        own_to_stderr: Cell::new(false),
-        mode: Cell::new(config.init.console),
-        width: Cell::new(8),
-        dirs,
-        programs: RefCell::new(HashMap::new()),
-        own_file: RefCell::new(own_file),
-        own_queue: Rc::new(OwnQueue::new()),
-        followers: RefCell::new(Vec::new()),
-        open_pipes: Cell::new(0),
-        all_closed: watch::channel(0).0,
-        config: RefCell::new(Arc::clone(&config)),
-    });
+    let shared = new_shared(&config, dirs, console);
     configure(&shared, config);
     tokio::task::spawn_local(Rc::clone(&shared.own_queue).forward(shared.console.clone()));
     let intake = syslog.map(|(sockets, counters)| super::syslog::start(&shared, sockets, counters));
@@ -138,6 +118,31 @@ async fn serve(
     let _ = tokio::time::timeout(DRAIN_AT_EXIT, drained).await;
     // Pending own lines sent before Shutdown are handled above; flush by dropping.
     shared.own_file.borrow_mut().take();
+}
+
+/// The log thread's state, with ctrlinit's own log file opened.
+fn new_shared(config: &Arc<Config>, dirs: Dirs, console: Sender<console::Chunk>) -> Rc<Shared> {
+    // Own lines carry their timestamp and level already.
+    let own_file = dirs.log_dir.as_ref().and_then(|dir| {
+        let own_path = dir.join("ctrlinit.log");
+        FileSink::open(&own_path, &LogSettings::default(), dirs.log_mode)
+            .map_err(|e| eprintln!("ctrlinit: cannot open {}: {e}", own_path.display()))
+            .ok()
+    });
+    Rc::new(Shared {
+        console,
+        own_to_stderr: Cell::new(false),
+        mode: Cell::new(config.init.console),
+        width: Cell::new(8),
+        dirs,
+        programs: RefCell::new(HashMap::new()),
+        own_file: RefCell::new(own_file),
+        own_queue: Rc::new(OwnQueue::new()),
+        followers: RefCell::new(Vec::new()),
+        open_pipes: Cell::new(0),
+        all_closed: watch::channel(0).0,
+        config: RefCell::new(Arc::clone(config)),
+    })
 }
 
 fn configure(shared: &Rc<Shared>, config: Arc<Config>) {

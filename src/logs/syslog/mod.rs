@@ -53,6 +53,12 @@ const TURN_BUDGET: Duration = Duration::from_millis(2);
 /// Senders whose attribution is remembered between table changes, at most.
 const SEEN_MAX: usize = 1024;
 
+/// Messages from live senders of no known run held back for the next table, at most.
+const PARKED_MAX: usize = 256;
+
+/// How long such a message waits for a table that names its sender.
+const PARK_FOR: Duration = Duration::from_millis(500);
+
 /// The name of the stream of senders that belong to no program.
 pub const FOREIGN: &str = "syslog";
 
@@ -143,6 +149,9 @@ pub fn open(init: &InitSettings) -> Result<Option<Sockets>, String> {
     Ok(Some(Sockets { datagram, stream }))
 }
 
+/// A held-back message: its sender, bytes, whether it was cut, when it came.
+type Parked = (i32, Vec<u8>, bool, Instant);
+
 /// The intake's state, on the log thread.
 pub(super) struct Intake {
     shared: Rc<Shared>,
@@ -155,6 +164,11 @@ pub(super) struct Intake {
     pending: RefCell<HashMap<String, Vec<u8>>>,
     /// This turn's console bytes.
     console: RefCell<Vec<u8>>,
+    /// Messages of live senders that no run in the table owns, held back until the next table
+    /// (a run spawned a moment ago, whose table is still on its way) or [`PARK_FOR`].
+    parked: RefCell<Vec<Parked>>,
+    /// Wakes [`unparking`] when a message is parked (nothing wakes while none is).
+    parked_one: tokio::sync::Notify,
 }
 
 /// Starts the intake's tasks on the log thread; returns its handle for the hub (which hands it
@@ -172,6 +186,8 @@ pub(super) fn start(
         counters,
         pending: RefCell::new(HashMap::new()),
         console: RefCell::new(Vec::new()),
+        parked: RefCell::new(Vec::new()),
+        parked_one: tokio::sync::Notify::new(),
     });
     if let Some(socket) = sockets.datagram {
         // SAFETY: the socket owns its descriptor and moves into the AsyncFd, which drops it (and
@@ -183,6 +199,7 @@ pub(super) fn start(
             Err(e) => warn!("cannot watch the syslog socket: {e}; syslog messages are not read"),
         }
     }
+    tokio::task::spawn_local(unparking(Rc::clone(&intake)));
     if let Some(listener) = sockets.stream {
         tokio::task::spawn_local(stream::listen(Rc::clone(&intake), listener));
     }
@@ -194,6 +211,29 @@ impl Intake {
     pub(super) fn set_owners(&self, owners: Owners<String>) {
         *self.owners.borrow_mut() = owners;
         self.seen.borrow_mut().clear();
+        self.unpark(true);
+    }
+
+    /// Hands the parked messages on: all of them (`all`, a new table), or those that waited
+    /// [`PARK_FOR`].
+    fn unpark(&self, all: bool) {
+        let now = Instant::now();
+        let due: Vec<_> = {
+            let mut parked = self.parked.borrow_mut();
+            if parked.is_empty() {
+                return;
+            }
+            let (due, keep) = std::mem::take(&mut *parked)
+                .into_iter()
+                .partition(|(_, _, _, at)| all || now.duration_since(*at) >= PARK_FOR);
+            *parked = keep;
+            due
+        };
+        for (pid, bytes, cut, at) in due {
+            let late = now.duration_since(at) >= PARK_FOR;
+            self.deliver(Some(pid), &bytes, cut, now, late);
+        }
+        self.flush(now);
     }
 
     /// The program `pid` belongs to, if any.
@@ -217,7 +257,26 @@ impl Intake {
         if cut {
             SyslogCounters::add(&c.truncated, 1);
         }
+        self.deliver(pid, bytes, cut, now, false);
+    }
+
+    /// Attributes and queues one message; a live sender of no known run is parked first
+    /// (unless `last_try`).
+    fn deliver(&self, pid: Option<i32>, bytes: &[u8], cut: bool, now: Instant, last_try: bool) {
+        let c = &self.counters;
         let owner = pid.and_then(|p| self.attribute(p));
+        if owner.is_none()
+            && !last_try
+            && let Some(pid) = pid
+            && self.parked.borrow().len() < PARKED_MAX
+            && crate::sys::procs::stat(pid).is_some()
+        {
+            self.parked
+                .borrow_mut()
+                .push((pid, bytes.to_vec(), cut, now));
+            self.parked_one.notify_one();
+            return;
+        }
         if owner.is_none() {
             SyslogCounters::add(&c.foreign, 1);
         }
@@ -347,6 +406,18 @@ async fn datagrams(intake: Rc<Intake>, socket: AsyncFd<SyslogSocket>) {
         tokio::task::yield_now().await;
         while turn(&intake, socket.get_ref(), &mut buf) {
             tokio::task::yield_now().await;
+        }
+        intake.unpark(false);
+    }
+}
+
+/// Hands on parked messages once they waited long enough for a table naming their sender.
+async fn unparking(intake: Rc<Intake>) {
+    loop {
+        intake.parked_one.notified().await;
+        while !intake.parked.borrow().is_empty() {
+            tokio::time::sleep(PARK_FOR).await;
+            intake.unpark(false);
         }
     }
 }

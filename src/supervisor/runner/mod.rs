@@ -343,8 +343,9 @@ impl Runner {
                 for action in actions {
                     self.execute(action, &mut queue);
                 }
-                self.share_owners();
             }
+            // Once the spawns' answers are in: the core knows every run the table names.
+            self.share_owners();
             queue.extend(self.emptied_groups());
             if queue.is_empty() {
                 break;
@@ -385,7 +386,13 @@ impl Runner {
 
     fn execute(&mut self, action: Action, queue: &mut VecDeque<Input>) {
         match action {
-            Action::Spawn { id } => queue.push_back(self.spawn_program(id)),
+            Action::Spawn { id } => {
+                let spawned = self.spawn_program(id);
+                if let Input::Spawned { id, pid } = spawned {
+                    self.share_spawned(id, pid);
+                }
+                queue.push_back(spawned);
+            }
             Action::Probe { id, run } => {
                 if let Some(p) = self.core.program(id) {
                     let spec = Arc::clone(&p.spec);
