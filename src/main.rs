@@ -295,6 +295,7 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
         logs: logs.sender(),
         load,
         overrides,
+        syslog: logs.syslog_counters(),
     };
     // `--remap-exit` and `-e` apply to the status the run ends with (the main program's, 0 or
     // `exit_code`), not to ctrlinit's own failures.

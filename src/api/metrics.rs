@@ -40,8 +40,18 @@ pub(crate) fn render(m: &Metrics, own: &Own) -> String {
     limits(&mut out, m);
     supervisor(&mut out, m, own);
     externals(&mut out, m);
+    syslog(&mut out, m);
     out.push_str("# EOF\n");
     out
+}
+
+/// The syslog intake's counters (`[init] syslog`), when it is on.
+fn syslog(out: &mut String, m: &Metrics) {
+    for &(name, help, value) in &m.syslog {
+        let family_name = format!("ctrlinit_syslog_{name}");
+        family(out, &family_name, "counter", help, None);
+        let _ = writeln!(out, "{family_name}_total {value}");
+    }
 }
 
 /// Each external dependency (`[external.NAME]`): ready or not, checks made, restarts caused.
@@ -455,6 +465,7 @@ mod tests {
             notify_foreign: 1,
             externals: vec![("config-api".into(), true, 7, 1)],
             notify_rate_limited: 2,
+            syslog: crate::logs::syslog::SyslogCounters::default().figures(),
         };
         let own = Own {
             resident_bytes: Some(1 << 20),
@@ -482,6 +493,7 @@ mod tests {
         assert!(text.contains("ctrlinit_program_ready_seconds{program=\"api\"} 0.250"));
         assert!(text.contains("ctrlinit_health_check_failures_total{program=\"api\"} 3"));
         assert!(text.contains("ctrlinit_orphans_reaped_total 5"));
+        assert!(text.contains("ctrlinit_syslog_truncated_messages_total 0"));
         let types = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
         let names: std::collections::HashSet<_> =
             text.lines().filter(|l| l.starts_with("# TYPE ")).collect();

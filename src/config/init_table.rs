@@ -33,6 +33,8 @@ pub(super) const INIT_KEYS: &[&str] = &[
     "network",
     "ledger",
     "ledger_max_size",
+    "syslog",
+    "syslog_stream",
 ];
 
 /// Reads `[init]`, recording errors; `None` when it held no usable table.
@@ -94,6 +96,8 @@ pub(super) fn read_init(r: &mut Reader<'_>, v: &Value<'_>) -> Option<InitSetting
     if let Some(v) = get(table, "network") {
         init.network = super::network::read_network(r, v);
     }
+    init.syslog = read_socket_path(r, table, "syslog");
+    init.syslog_stream = read_socket_path(r, table, "syslog_stream");
     Some(init)
 }
 
@@ -212,4 +216,36 @@ fn read_crash_limits(r: &mut Reader<'_>, table: &DeTable<'_>, init: &mut InitSet
             .size(v, "init.crash_max_size")
             .unwrap_or(init.crash_max_size);
     }
+}
+
+/// `syslog` or `syslog_stream`: an absolute path a unix socket can be bound at; `""` or absent:
+/// off.
+fn read_socket_path(r: &mut Reader<'_>, table: &DeTable<'_>, key: &str) -> Option<PathBuf> {
+    let v = get(table, key)?;
+    let name = format!("init.{key}");
+    let s = r.string(v, &name)?;
+    if s.is_empty() {
+        return None;
+    }
+    let fault = if !s.starts_with('/') {
+        Some("is not an absolute path")
+    } else if s.len() >= crate::sys::socket_file::SUN_PATH {
+        Some("is too long for a unix socket (at most 106 bytes)")
+    } else if s.contains('\0') {
+        Some("holds a NUL byte")
+    } else {
+        None
+    };
+    if let Some(fault) = fault {
+        r.error(
+            &v.span(),
+            &name,
+            format!("{s:?} {fault}"),
+            Some(format!(
+                "give an absolute path such as {key} = \"/dev/log\", or \"\" for none"
+            )),
+        );
+        return None;
+    }
+    Some(PathBuf::from(s))
 }

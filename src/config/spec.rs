@@ -102,6 +102,12 @@ pub struct InitSettings {
     pub ledger: bool,
     /// The size at which the ledger is rotated (`[init] ledger_max_size`; 5 older files kept).
     pub ledger_max_size: u64,
+    /// `syslog`: the datagram socket daemons' syslog lines are read from (`/dev/log`); `None`
+    /// (absent or `""`): off.
+    pub syslog: Option<PathBuf>,
+    /// `syslog_stream`: a stream socket for clients that only speak stream (`logger -T`,
+    /// syslog-ng's clients); `None`: none. It needs a path of its own: one path holds one socket.
+    pub syslog_stream: Option<PathBuf>,
     /// Which of `log_dir`, `crash_dir` and `socket` someone chose (a file, the environment or
     /// the command line): one that cannot be used is an error. A default that cannot be used
     /// (a non-root user, a read-only root) only turns off what needs it, with a warning.
@@ -210,6 +216,8 @@ impl Default for InitSettings {
             network: None,
             ledger: true,
             ledger_max_size: 10 << 20,
+            syslog: None,
+            syslog_stream: None,
             chosen: ChosenPaths::default(),
         }
     }

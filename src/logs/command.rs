@@ -51,6 +51,9 @@ pub struct Taps {
 pub enum Command {
     /// New settings (at start and after a reload).
     Configure(Arc<Config>),
+    /// The running programs by main process and session, for the syslog intake's attribution
+    /// (sent by the owner loop whenever a run starts or ends).
+    SyslogOwners(crate::sys::ancestry::Owners<String>),
     /// Read a freshly spawned process's pipes. `run` is `None` for a hook's output.
     Attach {
         /// Program name.

@@ -35,6 +35,7 @@ pub(super) fn run(
     dirs: Dirs,
     ledger: Option<FileSink>,
     rx: UnboundedReceiver<Command>,
+    syslog: Option<(super::syslog::Sockets, Arc<super::syslog::SyslogCounters>)>,
 ) {
     crate::sys::init::lower_thread_priority();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -44,7 +45,7 @@ pub(super) fn run(
         .expect("failed to build the log thread's runtime");
     let local = tokio::task::LocalSet::new();
     let (console, console_drained) = console::start();
-    local.block_on(&runtime, serve(config, dirs, ledger, console, rx));
+    local.block_on(&runtime, serve(config, dirs, ledger, console, rx, syslog));
     // Tasks still pending (a pump on a pipe a stray holds) keep a console sender: drop them,
     // so the console thread sees the channel close, drains, and ends.
     drop(local);
@@ -59,14 +60,21 @@ async fn serve(
     ledger: Option<FileSink>,
     console: Sender<console::Chunk>,
     mut rx: UnboundedReceiver<Command>,
+    syslog: Option<(super::syslog::Sockets, Arc<super::syslog::SyslogCounters>)>,
 ) {
     let shared = shared_state(&config, dirs, ledger, console);
     configure(&shared, config);
     tokio::task::spawn_local(Rc::clone(&shared.own_queue).forward(shared.console.clone()));
+    let intake = syslog.map(|(sockets, counters)| super::syslog::start(&shared, sockets, counters));
     let mut reports: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     while let Some(cmd) = rx.recv().await {
         match cmd {
             Command::Configure(config) => configure(&shared, config),
+            Command::SyslogOwners(owners) => {
+                if let Some(i) = &intake {
+                    i.set_owners(owners);
+                }
+            }
             Command::Attach {
                 program,
                 run,
@@ -185,7 +193,7 @@ fn configure(shared: &Rc<Shared>, config: Arc<Config>) {
     *shared.config.borrow_mut() = config;
 }
 
-fn open_files(shared: &Shared, p: &ProgramLog) {
+pub(super) fn open_files(shared: &Shared, p: &ProgramLog) {
     let settings = p.settings.get();
     let open = |suffix: &str| -> Option<FileSink> {
         // No log directory (a default one that could not be used): the console only.

@@ -23,6 +23,7 @@ mod own_queue;
 mod pump;
 pub mod ring;
 mod shared;
+pub mod syslog;
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -39,6 +40,7 @@ pub struct Logs {
     tx: UnboundedSender<Command>,
     thread: Option<JoinHandle<()>>,
     fallbacks: Vec<String>,
+    syslog: Option<Arc<syslog::SyslogCounters>>,
 }
 
 impl Logs {
@@ -55,24 +57,36 @@ impl Logs {
     ) -> Result<Self, String> {
         let dirs = dirs::prepare_dirs(&config.init)?;
         let fallbacks = dirs.fallbacks.clone();
+        // Bound here, before any program starts: nothing logged during start-up is lost.
+        let sockets = syslog::open(&config.init)?;
+        let counters = sockets
+            .as_ref()
+            .map(|_| Arc::new(syslog::SyslogCounters::default()));
+        let intake = sockets.zip(counters.clone());
         let (tx, rx) = unbounded_channel();
         before(tx.clone());
         // After `before`: what reading it says (an unclean previous boot) is logged.
         let ledger = ledger::prepare(dirs.log_dir.as_deref(), &config.init, dirs.log_mode);
         let thread = std::thread::Builder::new()
             .name("ctrlinit-logs".into())
-            .spawn(move || hub::run(config, dirs, ledger, rx))
+            .spawn(move || hub::run(config, dirs, ledger, rx, intake))
             .map_err(|e| format!("failed to start the log thread: {e}"))?;
         Ok(Logs {
             tx,
             thread: Some(thread),
             fallbacks,
+            syslog: counters,
         })
     }
 
     /// What a default directory that could not be used turned off, each with its fix.
     pub fn fallbacks(&self) -> &[String] {
         &self.fallbacks
+    }
+
+    /// What the syslog intake counted (`None`: `[init] syslog` is off).
+    pub fn syslog_counters(&self) -> Option<Arc<syslog::SyslogCounters>> {
+        self.syslog.clone()
     }
 
     /// A sender for ctrlinit's own log layer and other threads.

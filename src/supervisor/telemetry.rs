@@ -118,6 +118,9 @@ pub struct Metrics {
     pub network: Option<NetworkMetrics>,
     /// Every external dependency: name, ready, checks made, restarts it caused.
     pub externals: Vec<(String, bool, u64, u64)>,
+    /// The syslog intake's counters (`[init] syslog`): name (without `ctrlinit_syslog_` and
+    /// `_total`), help, value. Empty when syslog is off.
+    pub syslog: Vec<(&'static str, &'static str, u64)>,
 }
 
 /// The network watch's numbers.
@@ -181,5 +184,6 @@ pub fn metrics(core: &Core, orphans_reaped: u64, notify_foreign: u64) -> Metrics
         network: None,
         externals,
         notify_rate_limited: 0,
+        syslog: Vec::new(),
     }
 }

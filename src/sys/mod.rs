@@ -1,6 +1,7 @@
 //! The PID-1 system layer: reaper role, signals through a signalfd, reaping, stray processes.
 //! Every `unsafe` here carries a `// SAFETY:` note.
 
+pub mod ancestry;
 pub mod boot;
 pub mod cgroup2;
 pub mod cgroups;
@@ -17,6 +18,7 @@ pub mod self_usage;
 pub mod signals;
 pub mod socket_file;
 pub mod stamps;
+pub mod syslog_socket;
 pub mod tty;
 pub mod usage;
 pub mod users;

@@ -21,6 +21,7 @@ use tracing::{debug, warn};
 use super::message::NotifyMessage;
 use crate::model::ProgramId;
 use crate::supervisor::core::{Core, Input};
+use crate::sys::ancestry::Owners;
 use crate::sys::notify_socket::NotifySocket;
 use crate::sys::procs;
 
@@ -105,7 +106,7 @@ impl NotifyIntake {
     pub(crate) fn drain(&mut self, core: &Core) -> Vec<Input> {
         let began = Instant::now();
         let mut inputs = Vec::new();
-        let speakers = Speakers::of(core);
+        let speakers = speakers(core);
         let mut seen: HashMap<i32, Option<ProgramId>> = HashMap::new();
         self.backlog = false;
         for _ in 0..BATCH {
@@ -200,48 +201,14 @@ fn notified(core: &Core, id: ProgramId, bytes: &[u8]) -> Input {
 
 /// The programs speaking sd_notify, by their main process and by the session their run leads
 /// (read once per turn).
-struct Speakers {
-    mains: HashMap<i32, ProgramId>,
-    sessions: HashMap<i32, ProgramId>,
-}
-
-impl Speakers {
-    fn of(core: &Core) -> Speakers {
-        let mut s = Speakers {
-            mains: HashMap::new(),
-            sessions: HashMap::new(),
-        };
-        for p in core.programs().iter().filter(|p| p.spec.speaks_notify()) {
-            if let (Some(main), Some(pgid)) = (p.phase.pid(), p.phase.pgid()) {
-                s.mains.entry(main).or_insert(p.id);
-                s.sessions.entry(pgid).or_insert(p.id);
-            }
+fn speakers(core: &Core) -> Owners<ProgramId> {
+    let mut s = Owners::default();
+    for p in core.programs().iter().filter(|p| p.spec.speaks_notify()) {
+        if let (Some(main), Some(pgid)) = (p.phase.pid(), p.phase.pgid()) {
+            s.add(p.id, main, pgid);
         }
-        s
     }
-
-    /// The program speaking sd_notify that `pid` belongs to: its main process, a descendant,
-    /// or a member of the session its run leads. One walk up from `pid` (at most 64 levels).
-    fn owner(&self, pid: i32) -> Option<ProgramId> {
-        if self.mains.is_empty() {
-            return None;
-        }
-        let mut current = pid;
-        for _ in 0..64 {
-            if let Some(&id) = self.mains.get(&current) {
-                return Some(id);
-            }
-            let s = procs::stat(current)?;
-            if let Some(&id) = self.sessions.get(&s.session) {
-                return Some(id);
-            }
-            if s.ppid <= 1 {
-                return None;
-            }
-            current = s.ppid;
-        }
-        None
-    }
+    s
 }
 
 /// `MAINPID=main`'s process group, when `main` belongs to program `id`'s tree.

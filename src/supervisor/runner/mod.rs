@@ -16,6 +16,7 @@ mod requests;
 mod signals;
 mod spawning;
 mod strays;
+mod syslog;
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -63,6 +64,8 @@ pub struct RunOptions {
     pub load: LoadOptions,
     /// Command-line and environment settings that win over the files.
     pub overrides: Overrides,
+    /// The syslog intake's counters (`None`: `[init] syslog` is off).
+    pub syslog: Option<Arc<crate::logs::syslog::SyslogCounters>>,
 }
 
 /// A configuration loaded off the owner loop for a reload (from `ctrlinit reload` when `reply`
@@ -146,6 +149,8 @@ pub struct Runner {
     last_trim: Instant,
     /// What the run ledger hears.
     ledger: super::ledger::LedgerTap,
+    /// The runs the syslog intake was last told of (`None`: syslog is off).
+    syslog_owners: Option<syslog::Shared>,
 }
 
 impl Runner {
@@ -163,6 +168,7 @@ impl Runner {
         let (reloads_tx, reloads) = unbounded_channel();
         let oom_counter = crate::sys::cgroups::OomCounter::open();
         let tracking = Tracking::start(role);
+        let syslog_owners = opts.syslog.as_ref().map(|_| Vec::new());
         Runner {
             reloads,
             reloads_tx,
@@ -211,6 +217,7 @@ impl Runner {
                 crate::logs::ledger::previous_boot().is_some(),
                 opts_logs,
             ),
+            syslog_owners,
         }
     }
 
@@ -361,6 +368,8 @@ impl Runner {
                     self.execute(action, &mut queue);
                 }
             }
+            // Once the spawns' answers are in: the core knows every run the table names.
+            self.share_owners();
             queue.extend(self.emptied_groups());
             if queue.is_empty() {
                 break;
@@ -401,7 +410,13 @@ impl Runner {
 
     fn execute(&mut self, action: Action, queue: &mut VecDeque<Input>) {
         match action {
-            Action::Spawn { id } => queue.push_back(self.spawn_program(id)),
+            Action::Spawn { id } => {
+                let spawned = self.spawn_program(id);
+                if let Input::Spawned { id, pid } = spawned {
+                    self.share_spawned(id, pid);
+                }
+                queue.push_back(spawned);
+            }
             Action::Probe { id, run } => {
                 if let Some(p) = self.core.program(id) {
                     let spec = Arc::clone(&p.spec);

@@ -84,6 +84,9 @@ impl Runner {
                 let mut m = telemetry::metrics(&self.core, self.orphans_reaped, foreign);
                 self.network_metrics(&mut m);
                 m.notify_rate_limited = self.notify.as_ref().map_or(0, |n| n.rate_limited);
+                if let Some(c) = &self.opts.syslog {
+                    m.syslog = c.figures();
+                }
                 let _ = reply.send(m);
             }
             Control::Network { reply } => {
