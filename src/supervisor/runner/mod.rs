@@ -253,34 +253,7 @@ impl Runner {
                     Ok(arrived) => self.on_signals(&arrived),
                     Err(e) => error!("failed to read signals: {e}"),
                 },
-                Some(event) = self.probe_events.recv() => {
-                    // An external dependency's check is routine as a liveness check is: one
-                    // that changed nothing must not keep the binary's code resident.
-                    let routine_kind = event.is_liveness() || event.is_external();
-                    let seq = self.seq;
-                    let input = if event.is_external() {
-                        self.on_external_event(event);
-                        None
-                    } else if let ProbeEvent::AdoptedExited { id, pid } = event {
-                        // Its zombie may be ctrlinit's after all (reparented since): reap first.
-                        self.reap();
-                        self.adopted.exited(id, pid, &self.core)
-                    } else if let ProbeEvent::PidFile { id, run, pid } = event {
-                        self.probes.event(event, &self.core, &self.launcher);
-                        // The daemon may have died already: its zombie is reaped first, so a
-                        // dead pid is not adopted.
-                        self.reap();
-                        self.pid_file_read(id, run, pid)
-                    } else if event.is_liveness() {
-                        self.health.event(event, &self.core, &self.launcher)
-                    } else {
-                        self.probes.event(event, &self.core, &self.launcher)
-                    };
-                    if let Some(input) = input {
-                        self.feed(input);
-                    }
-                    routine_check = routine_kind && self.seq == seq;
-                }
+                Some(event) = self.probe_events.recv() => routine_check = self.on_probe_event(event),
                 // A due deadline (a backoff ending, a SIGKILL escalation) goes before requests:
                 // a storm of clients keeps the request channel busy and must not starve it.
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
@@ -309,6 +282,37 @@ impl Runner {
     fn boot(&mut self) {
         self.ledger.boot(&self.config, self.opts.role == Role::Pid1);
         self.feed(Input::Boot);
+    }
+
+    /// A check's, a pid file's or an adopted process's report. Returns whether it was routine:
+    /// a liveness or external dependency's check that changed nothing (see `note_work`).
+    fn on_probe_event(&mut self, event: ProbeEvent) -> bool {
+        // An external dependency's check is routine as a liveness check is: one
+        // that changed nothing must not keep the binary's code resident.
+        let routine_kind = event.is_liveness() || event.is_external();
+        let seq = self.seq;
+        let input = if event.is_external() {
+            self.on_external_event(event);
+            None
+        } else if let ProbeEvent::AdoptedExited { id, pid } = event {
+            // Its zombie may be ctrlinit's after all (reparented since): reap first.
+            self.reap();
+            self.adopted.exited(id, pid, &self.core)
+        } else if let ProbeEvent::PidFile { id, run, pid } = event {
+            self.probes.event(event, &self.core, &self.launcher);
+            // The daemon may have died already: its zombie is reaped first, so a
+            // dead pid is not adopted.
+            self.reap();
+            self.pid_file_read(id, run, pid)
+        } else if event.is_liveness() {
+            self.health.event(event, &self.core, &self.launcher)
+        } else {
+            self.probes.event(event, &self.core, &self.launcher)
+        };
+        if let Some(input) = input {
+            self.feed(input);
+        }
+        routine_kind && self.seq == seq
     }
 
     /// After one turn of the loop: work pushes the release of cold memory back (and undoes a
