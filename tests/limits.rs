@@ -77,6 +77,18 @@ interval = "1s"
             "{r}"
         );
     }
+    // The run ledger names the cause too: each of the two runs ended past its limit.
+    let ledger =
+        std::fs::read_to_string(init.dir().join("log").join("ledger.jsonl")).unwrap_or_default();
+    let limit_exits = ledger
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["kind"] == "exit" && r["program"] == "leak" && r["cause"] == "limit")
+        .count();
+    assert_eq!(
+        limit_exits, 2,
+        "exits with cause limit in the ledger:\n{ledger}"
+    );
 }
 
 #[test]

@@ -135,6 +135,8 @@ pub enum Cause {
     Health,
     /// The OOM killer took it.
     Oom,
+    /// ctrlinit stopped it past one of its `[program.NAME.limits]` (memory, descriptors).
+    Limit,
     /// A dependency with `restart = true` ended.
     Propagated,
     /// An external dependency with `restart = true` failed.
@@ -160,6 +162,7 @@ impl Cause {
             Cause::Readiness => "readiness",
             Cause::Health => "health",
             Cause::Oom => "oom",
+            Cause::Limit => "limit",
             Cause::Propagated => "propagated",
             Cause::External => "external",
             Cause::ByHand => "by_hand",
@@ -173,7 +176,12 @@ impl Cause {
     pub fn is_failure(self) -> bool {
         matches!(
             self,
-            Cause::Crash | Cause::StartFailed | Cause::Readiness | Cause::Health | Cause::Oom
+            Cause::Crash
+                | Cause::StartFailed
+                | Cause::Readiness
+                | Cause::Health
+                | Cause::Oom
+                | Cause::Limit
         )
     }
 }

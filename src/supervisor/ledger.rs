@@ -31,6 +31,7 @@ struct Seen {
     dependency: u64,
     manual: u64,
     readiness: u64,
+    limit: u64,
     /// Why its stop began (the announced change to `stopping`), if it was stopped.
     stop_why: Option<String>,
 }
@@ -45,7 +46,7 @@ pub(crate) struct LedgerTap {
 }
 
 fn policy_restarts(p: &Program) -> u64 {
-    p.causes.exit + p.causes.readiness + p.causes.health
+    p.causes.exit + p.causes.readiness + p.causes.health + p.causes.limit
 }
 
 impl LedgerTap {
@@ -98,6 +99,7 @@ impl LedgerTap {
                 dependency: p.causes.dependency,
                 manual: p.causes.manual,
                 readiness: p.causes.readiness,
+                limit: p.causes.limit,
                 ..Seen::default()
             },
         );
@@ -221,6 +223,8 @@ fn cause_of(p: &Program, seen: &Seen) -> Cause {
         Cause::StartFailed
     } else if p.oom_killed {
         Cause::Oom
+    } else if p.over_limit.is_some() || p.causes.limit > seen.limit {
+        Cause::Limit
     } else if p.unhealthy.is_some() {
         Cause::Health
     } else if p.causes.manual > seen.manual
