@@ -70,9 +70,11 @@ fn client_socket(cli: &Cli) -> std::path::PathBuf {
     let init = config::load_dir(&load_options(cli, Vec::new()))
         .map(|c| c.init)
         .unwrap_or_default();
-    // A default socket that is not there may have gone to this user's private fallback (an
+    // A default socket that is not there, or that this user may not use (another user's init
+    // on a shared host, a stale root socket), may have gone to this user's private fallback (an
     // init that could not write the default place, see `place_socket`).
-    if !init.chosen.socket && !init.socket.exists() {
+    let usable = nix::unistd::access(&init.socket, nix::unistd::AccessFlags::W_OK).is_ok();
+    if !init.chosen.socket && !usable {
         let uid = nix::unistd::geteuid().as_raw();
         if let Some(private) = server::fallback_candidates(uid)
             .into_iter()
