@@ -20,7 +20,7 @@ use super::frame::Block;
 use super::own_queue::OwnQueue;
 use super::pump;
 use super::shared::{Follower, ProgramLog, RunTaps, Shared};
-use crate::config::{Config, ConsoleMode, LogSettings, StderrMode};
+use crate::config::{Config, ConsoleMode, LogSettings};
 use crate::crash;
 
 /// How long shutdown waits for pipes to reach end of file (a stray may hold one open).
@@ -180,42 +180,17 @@ fn configure(shared: &Rc<Shared>, config: Arc<Config>) {
                 *p.prefixes.borrow_mut() = prefixes;
                 if p.settings.get() != spec.log {
                     p.settings.set(spec.log);
-                    open_files(shared, p);
+                    super::shared::open_files(shared, p);
                 }
             }
             None => {
                 let p = Rc::new(ProgramLog::new(&spec.name, spec.log, width));
-                open_files(shared, &p);
+                super::shared::open_files(shared, &p);
                 programs.insert(spec.name.clone(), p);
             }
         }
     }
     *shared.config.borrow_mut() = config;
-}
-
-pub(super) fn open_files(shared: &Shared, p: &ProgramLog) {
-    let settings = p.settings.get();
-    let open = |suffix: &str| -> Option<FileSink> {
-        // No log directory (a default one that could not be used): the console only.
-        let dir = shared.dirs.log_dir.as_ref()?;
-        let path = dir.join(format!("{}{suffix}", p.name));
-        FileSink::open(&path, &settings, shared.dirs.log_mode)
-            .map_err(|e| {
-                warn!(
-                    "failed to open {}: {e}; {} gets no log file",
-                    path.display(),
-                    p.name
-                )
-            })
-            .ok()
-    };
-    let (out, err) = match (settings.file, settings.stderr) {
-        (false, _) => (None, None),
-        (true, StderrMode::Merge | StderrMode::Stdout) => (open(".log"), None),
-        (true, StderrMode::Separate) => (open(".log"), open(".err.log")),
-    };
-    *p.out_file.borrow_mut() = out;
-    *p.err_file.borrow_mut() = err;
 }
 
 fn program_log(shared: &Rc<Shared>, name: &str) -> Rc<ProgramLog> {

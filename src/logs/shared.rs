@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::Sender;
 use tokio::sync::watch;
+use tracing::warn;
 
 use super::command::Stream;
 use super::console::{format_block, prefix};
@@ -203,4 +204,30 @@ impl Shared {
             }
         }
     }
+}
+
+/// Opens program `p`'s log files as its settings ask (none without a log directory).
+pub(super) fn open_files(shared: &Shared, p: &ProgramLog) {
+    let settings = p.settings.get();
+    let open = |suffix: &str| -> Option<FileSink> {
+        // No log directory (a default one that could not be used): the console only.
+        let dir = shared.dirs.log_dir.as_ref()?;
+        let path = dir.join(format!("{}{suffix}", p.name));
+        FileSink::open(&path, &settings, shared.dirs.log_mode)
+            .map_err(|e| {
+                warn!(
+                    "failed to open {}: {e}; {} gets no log file",
+                    path.display(),
+                    p.name
+                )
+            })
+            .ok()
+    };
+    let (out, err) = match (settings.file, settings.stderr) {
+        (false, _) => (None, None),
+        (true, StderrMode::Merge | StderrMode::Stdout) => (open(".log"), None),
+        (true, StderrMode::Separate) => (open(".log"), open(".err.log")),
+    };
+    *p.out_file.borrow_mut() = out;
+    *p.err_file.borrow_mut() = err;
 }

@@ -14,6 +14,9 @@
 
 use syslog_loose::{ProcId, Protocol, SyslogFacility, SyslogSeverity, Variant, decompose_pri};
 
+/// The longest message kept, in bytes; the rest of a longer one is cut (and counted).
+pub const MESSAGE_MAX: usize = 8 * 1024;
+
 /// A tag longer than this is text (RFC 3164 allows 32; some daemons' names are longer).
 const TAG_MAX: usize = 48;
 

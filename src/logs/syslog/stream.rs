@@ -15,7 +15,9 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{UnixListener, UnixStream};
 use tracing::warn;
 
-use super::{Intake, MESSAGE_MAX, SyslogCounters};
+use super::counters::SyslogCounters;
+use super::intake::Intake;
+use super::record::MESSAGE_MAX;
 
 /// Stream connections open at once, at most.
 pub(super) const CONNECTIONS: usize = 64;

@@ -149,8 +149,9 @@ pub struct Runner {
     last_trim: Instant,
     /// What the run ledger hears.
     ledger: super::ledger::LedgerTap,
-    /// The runs the syslog intake was last told of (`None`: syslog is off).
-    syslog_owners: Option<syslog::Shared>,
+    /// The runs the syslog intake was last told of, as (program, main process, session) of
+    /// each (`None`: syslog is off; see `syslog.rs`).
+    syslog_owners: Option<Vec<(ProgramId, i32, i32)>>,
 }
 
 impl Runner {

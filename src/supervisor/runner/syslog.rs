@@ -8,7 +8,7 @@
 //! every program that may start, and the first one's start-up lines would otherwise reach the
 //! log thread before the table that names it, and land in the `syslog` stream.
 
-use super::Runner;
+use super::*;
 use crate::logs::Command as LogCommand;
 use crate::model::ProgramId;
 use crate::sys::ancestry::Owners;
