@@ -127,17 +127,8 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         .iter()
         .map(|(target, fd)| (fd.as_raw_fd(), *target))
         .collect();
-    // The child copies only the bottom of the table when what it needs fits the slots (see
-    // `slots`); with extra descriptors (numbered targets a slot could sit at) it copies it all.
-    let raw_stdio = stdio.raw();
-    let lent = extra
-        .is_empty()
-        .then(|| lend(raw_stdio, status_w.as_raw_fd()))
-        .flatten();
-    let (child_stdio, child_status, own_table_below) = match &lent {
-        Some((l, stdio, status)) => (*stdio, *status, Some(l.cutoff())),
-        None => (raw_stdio, status_w.as_raw_fd(), None),
-    };
+    let (lent, child_stdio, child_status, own_table_below) =
+        child_descriptors(extra.is_empty(), stdio.raw(), status_w.as_raw_fd());
     let argv_ptrs = null_terminated(&strings.argv);
     let envp_ptrs = null_terminated(&strings.envp);
     let plan = ChildPlan {
@@ -174,6 +165,30 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
     match read_exec_status(&status_r) {
         Some((step, errno)) => Err(failed_step(program, launch.workdir, step, errno)),
         None => Ok(Spawned { pid }),
+    }
+}
+
+/// The child copies only the bottom of the table when what it needs fits the slots (see
+/// `slots`): the lent slots, the stdio and status numbers it uses, and the cutoff. With extra
+/// descriptors (numbered targets a slot could sit at) it copies it all, from the numbers given.
+type ChildDescriptors = (
+    Option<Lent>,
+    [libc::c_int; 3],
+    libc::c_int,
+    Option<libc::c_int>,
+);
+
+fn child_descriptors(
+    no_extra: bool,
+    stdio: [libc::c_int; 3],
+    status: libc::c_int,
+) -> ChildDescriptors {
+    match no_extra.then(|| lend(stdio, status)).flatten() {
+        Some((lent, placed, status)) => {
+            let below = lent.cutoff();
+            (Some(lent), placed, status, Some(below))
+        }
+        None => (None, stdio, status, None),
     }
 }
 
