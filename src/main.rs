@@ -263,6 +263,9 @@ fn run_init(cli: &Cli, main: Vec<String>) -> ExitCode {
     sys::init::leave_working_directory();
     sys::init::ensure_stdio_open();
     sys::init::cloexec_inherited_fds();
+    // Low descriptor numbers for what a spawn hands its child: each start then copies a few
+    // descriptors, not every one ctrlinit holds (two pipes a program and more).
+    ctrlinit::process::reserve_spawn_slots();
     sys::init::two_malloc_arenas();
     sys::init::harden_self();
     let forward_to = (!main.is_empty()).then(|| config::MAIN_PROGRAM.to_string());

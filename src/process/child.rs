@@ -102,6 +102,10 @@ pub(super) struct ChildPlan<'a> {
     pub rtmax: libc::c_int,
     /// Descriptors to put at numbers above stdio: (source, target).
     pub extra_fds: &'a [(libc::c_int, libc::c_int)],
+    /// When set, the child is created sharing ctrlinit's descriptor table (`CLONE_FILES`) and
+    /// its first step takes a copy of the descriptors below this number only, where everything
+    /// it needs was put (see `slots`).
+    pub own_table_below: Option<libc::c_int>,
     /// A session of its own, or a process group in ctrlinit's session (the terminal's
     /// foreground group, or not).
     pub grouping: Grouping,
@@ -124,6 +128,7 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
     // parent prepared before the fork and that stays valid in the child (its address space, or
     // a copy of it); nothing allocates or locks; and this is a freshly forked child.
     unsafe {
+        own_table(plan);
         place_descriptors(plan);
         enter_session(plan);
         if let Some(dir) = plan.inherited_dir {
@@ -147,6 +152,43 @@ pub(super) unsafe fn run_child(plan: &ChildPlan<'_>) -> ! {
         seal_descriptors(plan);
         unblock_signals(plan);
         exec(plan)
+    }
+}
+
+impl ChildPlan<'_> {
+    /// The clone flag the plan's descriptor table calls for: `CLONE_FILES` when the child takes
+    /// its own copy of the bottom of the table itself ([`own_table`]).
+    pub(super) fn table_flag(&self) -> libc::c_int {
+        if self.own_table_below.is_some() {
+            libc::CLONE_FILES
+        } else {
+            0
+        }
+    }
+}
+
+/// A child created sharing ctrlinit's table takes its own copy of the descriptors below the
+/// plan's cutoff, nothing above (one call, whatever the size of the table); before this it
+/// must change nothing in the table, which is ctrlinit's. A kernel without
+/// `CLOSE_RANGE_UNSHARE` (before 5.9) gets a copy of the whole table instead.
+///
+/// # Safety
+/// Child only (system calls, async-signal-safe).
+unsafe fn own_table(plan: &ChildPlan<'_>) {
+    let Some(below) = plan.own_table_below else {
+        return;
+    };
+    // SAFETY: close_range and unshare take no pointers; `fail` exits.
+    unsafe {
+        let own = libc::syscall(
+            libc::SYS_close_range,
+            below as libc::c_uint,
+            u32::MAX,
+            libc::CLOSE_RANGE_UNSHARE,
+        );
+        if own < 0 && libc::unshare(libc::CLONE_FILES) < 0 {
+            fail(plan.status_fd, Step::Stdio);
+        }
     }
 }
 

@@ -44,9 +44,9 @@ struct CloneArgs {
 /// # Safety
 /// In the child, the caller may only make async-signal-safe calls and must exec or exit: it is
 /// a copy of a multi-threaded process whose other threads (and any lock they held) are gone.
-unsafe fn clone3_into(cgroup: libc::c_int) -> std::io::Result<i32> {
+unsafe fn clone3_into(cgroup: libc::c_int, table: libc::c_int) -> std::io::Result<i32> {
     let args = CloneArgs {
-        flags: libc::CLONE_VFORK as u64 | CLONE_INTO_CGROUP,
+        flags: libc::CLONE_VFORK as u64 | CLONE_INTO_CGROUP | table as u64,
         exit_signal: libc::SIGCHLD as u64,
         cgroup: cgroup as u64,
         ..CloneArgs::default()
@@ -85,7 +85,10 @@ pub(super) fn clone_into(plan: &ChildPlan<'_>, cgroup: libc::c_int) -> std::io::
     let base = (stack.as_mut_ptr() as u64 + 15) & !15;
     let size = (CHILD_STACK as u64 - 16) & !15;
     let args = CloneArgs {
-        flags: libc::CLONE_VM as u64 | libc::CLONE_VFORK as u64 | CLONE_INTO_CGROUP,
+        flags: libc::CLONE_VM as u64
+            | libc::CLONE_VFORK as u64
+            | CLONE_INTO_CGROUP
+            | plan.table_flag() as u64,
         exit_signal: libc::SIGCHLD as u64,
         stack: base,
         stack_size: size,
@@ -134,7 +137,7 @@ pub(super) fn clone_into(plan: &ChildPlan<'_>, cgroup: libc::c_int) -> std::io::
 pub(super) fn clone_into(plan: &ChildPlan<'_>, cgroup: libc::c_int) -> std::io::Result<i32> {
     // SAFETY: the child branch below only calls `run_child`, which makes async-signal-safe
     // system calls on `plan` (valid in the child's copy of our memory) and execs or exits.
-    match unsafe { clone3_into(cgroup) }? {
+    match unsafe { clone3_into(cgroup, plan.table_flag()) }? {
         // SAFETY: a freshly created child, see `run_child`; never returns.
         0 => unsafe { run_child(plan) },
         pid => Ok(pid),
@@ -146,7 +149,7 @@ pub(super) fn clone_into(plan: &ChildPlan<'_>, cgroup: libc::c_int) -> std::io::
 /// `dir`; it is left for ctrlinit's reaper.
 pub fn can_clone_into(dir: &OwnedFd) -> Result<(), std::io::Error> {
     // SAFETY: the child calls only _exit, which is async-signal-safe.
-    match unsafe { clone3_into(dir.as_raw_fd()) }? {
+    match unsafe { clone3_into(dir.as_raw_fd(), 0) }? {
         // SAFETY: _exit ends the child without running anything of ours.
         0 => unsafe { libc::_exit(0) },
         _ => Ok(()),

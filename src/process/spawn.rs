@@ -22,6 +22,7 @@ use nix::fcntl::OFlag;
 use super::child::{
     CHILD_STACK, ChildPlan, Grouping, RawLimit, Step, exec_failure_status, run_child,
 };
+use super::slots::Lent;
 use crate::config::{RlimitSetting, RunAs};
 use crate::model::Exit;
 
@@ -126,6 +127,8 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         .iter()
         .map(|(target, fd)| (fd.as_raw_fd(), *target))
         .collect();
+    let (lent, child_stdio, child_status, own_table_below) =
+        child_descriptors(extra.is_empty(), stdio.raw(), status_w.as_raw_fd());
     let argv_ptrs = null_terminated(&strings.argv);
     let envp_ptrs = null_terminated(&strings.envp);
     let plan = ChildPlan {
@@ -134,8 +137,9 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         envp: &envp_ptrs,
         workdir: strings.workdir.as_deref(),
         inherited_dir: strings.inherited_dir.as_deref(),
-        stdio: stdio.raw(),
-        status_fd: status_w.as_raw_fd(),
+        stdio: child_stdio,
+        status_fd: child_status,
+        own_table_below,
         umask: launch.umask,
         limits: &raw_limits(launch.rlimits, launch.core_dumps, root),
         // Only root can set supplementary groups; a non-root ctrlinit may only run programs as
@@ -154,6 +158,7 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         None => clone_and_run(&plan),
     }
     .map_err(|e| setup_error(program, "cannot create a process", &e))?;
+    drop(lent);
     drop(status_w);
     // The child has exec'd or exited by now (CLONE_VFORK); a failure wrote its errno first. The
     // failed child is left for the reaper like any other process.
@@ -161,6 +166,46 @@ pub fn spawn(launch: Launch<'_>) -> Result<Spawned, SpawnError> {
         Some((step, errno)) => Err(failed_step(program, launch.workdir, step, errno)),
         None => Ok(Spawned { pid }),
     }
+}
+
+/// The child copies only the bottom of the table when what it needs fits the slots (see
+/// `slots`): the lent slots, the stdio and status numbers it uses, and the cutoff. With extra
+/// descriptors (numbered targets a slot could sit at) it copies it all, from the numbers given.
+type ChildDescriptors = (
+    Option<Lent>,
+    [libc::c_int; 3],
+    libc::c_int,
+    Option<libc::c_int>,
+);
+
+fn child_descriptors(
+    no_extra: bool,
+    stdio: [libc::c_int; 3],
+    status: libc::c_int,
+) -> ChildDescriptors {
+    match no_extra.then(|| lend(stdio, status)).flatten() {
+        Some((lent, placed, status)) => {
+            let below = lent.cutoff();
+            (Some(lent), placed, status, Some(below))
+        }
+        None => (None, stdio, status, None),
+    }
+}
+
+/// Stdio and the status pipe placed in the slots, with the slots (which put them back when
+/// dropped); `None` when they do not fit.
+fn lend(
+    stdio: [libc::c_int; 3],
+    status: libc::c_int,
+) -> Option<(Lent, [libc::c_int; 3], libc::c_int)> {
+    let mut lent = Lent::take()?;
+    let placed = [
+        lent.place(stdio[0])?,
+        lent.place(stdio[1])?,
+        lent.place(stdio[2])?,
+    ];
+    let status = lent.place(status)?;
+    Some((lent, placed, status))
 }
 
 /// `fd`, moved to a number of at least `floor` when it is below (close-on-exec either way).
@@ -345,7 +390,7 @@ fn clone_and_run(plan: &ChildPlan<'_>) -> std::io::Result<i32> {
         libc::clone(
             entry,
             top as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | plan.table_flag(),
             plan as *const ChildPlan<'_> as *mut libc::c_void,
         )
     };
