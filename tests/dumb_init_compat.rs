@@ -78,10 +78,7 @@ impl Running {
             command: 0,
             marks,
         };
-        wait_for_lines_in(&running.marks, 1);
-        running.command = wait_until("the command", DEADLINE, || {
-            children_of(ctrlinit).first().copied()
-        });
+        running.command = ready_pid(&running.marks);
         running
     }
 
@@ -105,6 +102,17 @@ impl Running {
             .code()
             .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
     }
+}
+
+/// The command's pid, from the first line it writes to `marks` (`ready PID`). Not ctrlinit's
+/// first child: that can be a short-lived helper of ctrlinit's own (its cgroup probe), and a
+/// test that took it for the command left the command running after the test.
+fn ready_pid(marks: &Path) -> i32 {
+    let first = wait_for_lines_in(marks, 1).remove(0);
+    first
+        .strip_prefix("ready ")
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the command's first line is not `ready PID`: {first:?}"))
 }
 
 impl Drop for Running {
@@ -251,14 +259,11 @@ fn a_real_fault_in_any_thread_of_ctrlinit_still_ends_it() {
                 command: 0,
                 marks: dir.path().join("marks"),
             };
-            wait_for_lines_in(&run.marks, 1);
+            run.command = ready_pid(&run.marks);
             run.ctrlinit = match mode {
                 Mode::Child => run.child.id() as i32,
                 Mode::Pid1 => children_of(run.child.id() as i32)[0],
             };
-            run.command = wait_until("the command", DEADLINE, || {
-                children_of(run.ctrlinit).first().copied()
-            });
             let all = threads(run.ctrlinit);
             let Some((tid, name)) = all.get(index).cloned() else {
                 continue;
