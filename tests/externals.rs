@@ -87,23 +87,36 @@ depends_on = ["db"]
 
 #[test]
 fn a_peer_ctrlinits_program_restart_restarts_the_local_dependent() {
+    let (probe, peer) = peer_with_api();
+    let mut local = dependent_of_peer(probe, "interval = \"200ms\"");
+    local.wait_for_line("external config-api: waiting -> ready: ctrlinit 127.0.0.1");
+    local.wait_states(&["control=running"]);
+    // A restart by hand on the peer: the local check sees a new run, whatever its timing.
+    let (code, out) = peer.ctl(&["restart", "api"]);
+    assert_eq!(code, 0, "{out}");
+    local.wait_for_line("external config-api: the peer's program is on a new run");
+    control_restarted_once(&mut local);
+}
+
+/// A ctrlinit with `[init] http` on a free port and one program, `api`, running: the peer.
+fn peer_with_api() -> (u16, Init) {
     let probe = free_port();
     let peer = init()
         .file(
             "peer.toml",
             &format!(
-                r#"
-[init]
-http = "127.0.0.1:{probe}"
-
-[program.api]
-command = ["/bin/sleep", "1000"]
-"#
+                "[init]\nhttp = \"127.0.0.1:{probe}\"\n\n[program.api]\ncommand = [\"/bin/sleep\", \"1000\"]\n"
             ),
         )
         .start();
     peer.wait_states(&["api=running"]);
-    let mut local = init()
+    (probe, peer)
+}
+
+/// A ctrlinit whose `control` depends, with `restart = true`, on the peer's `api` through
+/// `[external.config-api]` (its check settings: `settings`).
+fn dependent_of_peer(probe: u16, settings: &str) -> Init {
+    init()
         .file(
             "a.toml",
             &format!(
@@ -111,7 +124,7 @@ command = ["/bin/sleep", "1000"]
 [external.config-api]
 ctrlinit = "http://127.0.0.1:{probe}"
 program = "api"
-interval = "200ms"
+{settings}
 
 [program.control]
 command = ["/bin/sh", "-c", "echo control up; exec sleep 1000"]
@@ -119,22 +132,18 @@ depends_on = {{ config-api = {{ condition = "ready", restart = true }} }}
 "#
             ),
         )
-        .start();
-    local.wait_for_line("external config-api: waiting -> ready: ctrlinit 127.0.0.1");
-    local.wait_states(&["control=running"]);
-    // A restart by hand on the peer: the local check sees a new run, whatever its timing.
-    let (code, out) = peer.ctl(&["restart", "api"]);
-    assert_eq!(code, 0, "{out}");
-    local.wait_for_line("external config-api: the peer's program is on a new run");
+        .start()
+}
+
+/// `control` started a second time (and only once more), then the container stops cleanly.
+fn control_restarted_once(local: &mut Init) {
     local.wait_for_nth_line("| control up", 2, DEADLINE);
     local.wait_states(&["control=running"]);
-    assert_eq!(program_json(&local, "control")["run"], 2);
+    assert_eq!(program_json(local, "control")["run"], 2);
     local.signal("TERM");
     assert_eq!(local.wait_exit(DEADLINE), 0);
 }
 
-/// A server that answers each connection with `answer` and then holds it open (`hold`) or
-/// closes it.
 fn bad_server(answer: &'static [u8], hold: bool) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -387,46 +396,16 @@ depends_on = ["config-api", "web"]
 
 #[test]
 fn a_streaming_peer_propagates_a_restart_without_waiting_for_the_interval() {
-    let probe = free_port();
-    let peer = init()
-        .file(
-            "peer.toml",
-            &format!(
-                "[init]\nhttp = \"127.0.0.1:{probe}\"\n\n[program.api]\ncommand = [\"/bin/sleep\", \"1000\"]\n"
-            ),
-        )
-        .start();
-    peer.wait_states(&["api=running"]);
+    let (probe, peer) = peer_with_api();
     // An hour between polls: only the stream can tell of the restart within the deadline.
-    let mut local = init()
-        .file(
-            "a.toml",
-            &format!(
-                r#"
-[external.config-api]
-ctrlinit = "http://127.0.0.1:{probe}"
-program = "api"
-interval = "1h"
-failures = 1
-
-[program.control]
-command = ["/bin/sh", "-c", "echo control up; exec sleep 1000"]
-depends_on = {{ config-api = {{ condition = "ready", restart = true }} }}
-"#
-            ),
-        )
-        .start();
+    let mut local = dependent_of_peer(probe, "interval = \"1h\"\nfailures = 1");
     local.wait_for_line("external config-api: waiting -> ready");
     local.wait_states(&["control=running"]);
     let (code, out) = peer.ctl(&["restart", "api"]);
     assert_eq!(code, 0, "{out}");
     local.wait_for_line("restarting because external config-api");
-    local.wait_for_nth_line("| control up", 2, DEADLINE);
-    local.wait_states(&["control=running"]);
     // Only once, though the stream told of several states on the way.
-    assert_eq!(program_json(&local, "control")["run"], 2);
-    local.signal("TERM");
-    assert_eq!(local.wait_exit(DEADLINE), 0);
+    control_restarted_once(&mut local);
 }
 
 /// An older peer: answers `/v1/peer` once per connection (ignoring `watch`), its program on run
