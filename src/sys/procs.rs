@@ -54,8 +54,10 @@ const ENVIRON_READ: usize = 16 << 10;
 
 /// A process's command name (`/proc/PID/comm`).
 pub fn comm(pid: i32) -> Option<String> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-    Some(text.trim_end().chars().take(64).collect())
+    // The kernel keeps 16 bytes of it; read as every file is, bounded all the same.
+    let path = format!("/proc/{pid}/comm");
+    let bytes = super::files::read_regular(std::path::Path::new(&path), 64).ok()?;
+    Some(String::from_utf8_lossy(&bytes).trim_end().chars().take(64).collect())
 }
 
 /// The children of `pid` (of all its threads), from `/proc/PID/task/*/children`.
