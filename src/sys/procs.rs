@@ -57,7 +57,13 @@ pub fn comm(pid: i32) -> Option<String> {
     // The kernel keeps 16 bytes of it; read as every file is, bounded all the same.
     let path = format!("/proc/{pid}/comm");
     let bytes = super::files::read_regular(std::path::Path::new(&path), 64).ok()?;
-    Some(String::from_utf8_lossy(&bytes).trim_end().chars().take(64).collect())
+    Some(
+        String::from_utf8_lossy(&bytes)
+            .trim_end()
+            .chars()
+            .take(64)
+            .collect(),
+    )
 }
 
 /// The children of `pid` (of all its threads), from `/proc/PID/task/*/children`.
