@@ -78,7 +78,7 @@ impl Running {
             command: 0,
             marks,
         };
-        running.command = ready_pid(&running.marks);
+        running.command = command_pid(ctrlinit, &running.marks);
         running
     }
 
@@ -104,15 +104,27 @@ impl Running {
     }
 }
 
-/// The command's pid, from the first line it writes to `marks` (`ready PID`). Not ctrlinit's
-/// first child: that can be a short-lived helper of ctrlinit's own (its cgroup probe), and a
-/// test that took it for the command left the command running after the test.
-fn ready_pid(marks: &Path) -> i32 {
+/// The command's pid as this test sees it: the child of `ctrlinit` whose pid in its own
+/// namespace is the one its first line in `marks` says (`ready PID`; the same number as a
+/// child, another one as PID 1 of a namespace). Not simply ctrlinit's first child: that can be
+/// a short-lived helper of ctrlinit's own (its cgroup probe), and a test that took it for the
+/// command left the command running after the test.
+fn command_pid(ctrlinit: i32, marks: &Path) -> i32 {
     let first = wait_for_lines_in(marks, 1).remove(0);
-    first
+    let said: i32 = first
         .strip_prefix("ready ")
         .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("the command's first line is not `ready PID`: {first:?}"))
+        .unwrap_or_else(|| panic!("the command's first line is not `ready PID`: {first:?}"));
+    let innermost = |pid: i32| -> Option<i32> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("NSpid:"))?;
+        line.split_whitespace().last()?.parse().ok()
+    };
+    wait_until("the command among ctrlinit's children", DEADLINE, || {
+        children_of(ctrlinit)
+            .into_iter()
+            .find(|&c| innermost(c) == Some(said))
+    })
 }
 
 impl Drop for Running {
@@ -259,11 +271,12 @@ fn a_real_fault_in_any_thread_of_ctrlinit_still_ends_it() {
                 command: 0,
                 marks: dir.path().join("marks"),
             };
-            run.command = ready_pid(&run.marks);
+            wait_for_lines_in(&run.marks, 1);
             run.ctrlinit = match mode {
                 Mode::Child => run.child.id() as i32,
                 Mode::Pid1 => children_of(run.child.id() as i32)[0],
             };
+            run.command = command_pid(run.ctrlinit, &run.marks);
             let all = threads(run.ctrlinit);
             let Some((tid, name)) = all.get(index).cloned() else {
                 continue;

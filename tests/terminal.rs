@@ -345,8 +345,12 @@ fn tstp_suspends_the_commands_group_and_cont_resumes_it_while_ctrlinit_runs_on()
     let dir = tempfile::tempdir().unwrap();
     let script = "echo ready >> \"$0\"; while :; do sleep 0.05; done";
     let (child, ctrlinit, _marks) = signal_target(dir.path(), script);
+    // The shell among ctrlinit's children: its first child can be a short-lived one of its own
+    // (its cgroup probe).
     let command = wait_until("the command", DEADLINE, || {
-        children_of(ctrlinit).first().copied()
+        children_of(ctrlinit).into_iter().find(|&c| {
+            std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.trim() == "sh")
+        })
     });
     for (sig, stopped) in [
         (libc::SIGTSTP, true),
@@ -417,11 +421,12 @@ fn a_command_that_ignores_term_is_killed_with_its_group_only_once_the_stop_budge
     let script = "trap '' TERM; sleep 1000 & echo started >> \"$0\"; wait";
     let (mut child, ctrlinit, _marks) =
         signal_target_with(dir.path(), script, &[("CTRLINIT_CONFIG_DIR", &conf)]);
-    let shell = wait_until("the command", DEADLINE, || {
-        children_of(ctrlinit).first().copied()
-    });
-    let sleep = wait_until("its sleep", DEADLINE, || {
-        children_of(shell).first().copied()
+    // The shell is the child of ctrlinit that has a child of its own (its sleep): ctrlinit's
+    // first child can be a short-lived one of its own (its cgroup probe).
+    let (shell, sleep) = wait_until("the command and its sleep", DEADLINE, || {
+        children_of(ctrlinit)
+            .into_iter()
+            .find_map(|c| children_of(c).first().map(|&s| (c, s)))
     });
     let sent = std::time::Instant::now();
     assert!(send_signal(ctrlinit, libc::SIGTERM));
