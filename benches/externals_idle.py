@@ -55,14 +55,23 @@ def one(args, kind, port):
         sleep_exe = os.path.realpath(c.SLEEP)
         c.wait_for(lambda: any(c.exe(p) == sleep_exe for p in ns.procs()), 60, 0.01, "the program")
         time.sleep(args.settle)
-        sw_a = sum(c.thread_switches(ns.init).values())
+        sw_a = c.thread_switches(ns.init)
         time.sleep(args.seconds)  # the measured window
-        sw_b = sum(c.thread_switches(ns.init).values())
-        return {"switches": sw_b - sw_a, "pss_kib": c.pss_kib(ns.init)}
+        sw_b = c.thread_switches(ns.init)
+        # Each thread's share, by name, so a change shows where the wake-ups are.
+        by_thread = {thread_name(tid): sw_b[tid] - sw_a.get(tid, 0) for tid in sw_b}
+        return {"switches": sum(by_thread.values()), "pss_kib": c.pss_kib(ns.init),
+                "by_thread": by_thread}
     finally:
         ns.close()
         if not os.environ.get("KEEP"):
             shutil.rmtree(d, ignore_errors=True)
+
+
+def thread_name(tid):
+    """`comm` of one thread (pid, tid), with its tid so two threads of one name stay apart."""
+    pid, t = tid
+    return f"{c.read(f'/proc/{pid}/task/{t}/comm', '?').strip()}:{t}"
 
 
 def main():
@@ -95,6 +104,8 @@ def main():
         per = f"{(sw - base_sw) / checks:.2f}" if kind in ("externals", "by-ip") else "-"
         print(f"{kind:<10} {str([r['switches'] for r in rs]):<22} {str([r['pss_kib'] for r in rs]):<20} "
               f"{pss - base_pss:+6d}        {per}")
+    for kind, rs in rows.items():
+        print(f"{kind} by thread (each rep): {[r['by_thread'] for r in rs]}")
 
 
 if __name__ == "__main__":

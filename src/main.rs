@@ -421,6 +421,8 @@ fn start(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
+        // A release of cold memory after a routine check waits for this (see sys::memory).
+        .on_thread_park(sys::memory::at_park)
         .build()
         .context("failed to build the event loop")?;
     let code = runtime.block_on(async move {

@@ -86,3 +86,35 @@ ready = { file = "{dir}/two.ready" }
     let again = init.wait_for_nth_line("idle: unmapped", 2, DEADLINE + Duration::from_secs(5));
     assert!(unmapped_kib(&again) > 0, "{again}");
 }
+
+#[test]
+fn routine_checks_have_their_pages_handed_back_after_each_one() {
+    // A liveness check every 300 ms that always passes (a tcp connect to this test's
+    // listener: no process, so no SIGCHLD, which is work): routine, and nothing else happens.
+    // Each check's pages are handed back as soon as the loop parks after it; with a quiet of
+    // its own to wait for, checks this frequent would leave one release, at start-up.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let init = init()
+        .env("CTRLINIT_LOG", "debug")
+        .file(
+            "a.toml",
+            &format!(
+                r#"
+[program.idle]
+command = ["sleep", "1000"]
+
+[program.idle.health]
+check = {{ tcp = "127.0.0.1:{port}" }}
+interval = "300ms"
+timeout = "5s"
+"#
+            ),
+        )
+        .start();
+    init.wait_for_line("idle: unmapped");
+    // Several more, each after a check: the count grows while only checks run.
+    let fifth = init.wait_for_nth_line("idle: unmapped", 5, DEADLINE);
+    assert!(unmapped_kib(&fifth) > 0, "{fifth}");
+    drop(listener);
+}

@@ -13,7 +13,9 @@ pub(crate) const TRIM_AMID_WORK: Duration = Duration::from_secs(60);
 /// Whether, and after how much quiet, to hand back what idling does not use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ColdMemory {
-    /// Nothing ran since the last release.
+    /// Nothing ran since the last release but routine checks, whose few pages (a check cycle
+    /// faults back about a MiB of code, 64 KiB windows at a time) are handed back as soon as
+    /// the loop parks after each (`sys::memory::at_park`).
     Released,
     /// Start-up or a reload read the configuration: that code will not run again soon, so hand
     /// it back after a short quiet.
@@ -21,28 +23,14 @@ pub(crate) enum ColdMemory {
     /// A restart, a request: likely to come again soon, and handing its pages back costs the
     /// next one minor faults (about 0.5 ms on a restart), so only after a long quiet.
     AfterWork,
-    /// Only routine liveness checks ran since the last release. A check touches little code,
-    /// but the kernel maps code in 64 KiB windows, so a check cycle brings back about a MiB:
-    /// handed back soon after each burst of checks, so an idle container with checks idles at
-    /// the size of one without.
-    AfterChecks,
 }
 
 impl ColdMemory {
-    /// After a routine liveness check: what follows, and whether the check restarts the quiet
-    /// (only a burst of checks does; a check never postpones the release real work waits for).
-    pub(crate) fn after_check(self) -> (ColdMemory, bool) {
-        match self {
-            ColdMemory::Released | ColdMemory::AfterChecks => (ColdMemory::AfterChecks, true),
-            other => (other, false),
-        }
-    }
-
     /// The quiet after which to release, if anything is to be released.
     pub(crate) fn quiet_before_release(self) -> Option<Duration> {
         match self {
             ColdMemory::Released => None,
-            ColdMemory::AfterStartup | ColdMemory::AfterChecks => Some(Duration::from_millis(500)),
+            ColdMemory::AfterStartup => Some(Duration::from_millis(500)),
             ColdMemory::AfterWork => Some(Duration::from_secs(5)),
         }
     }

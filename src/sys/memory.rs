@@ -14,8 +14,12 @@
 //! Kubernetes' working-set figure, which leaves out inactive file pages, stops counting).
 
 use std::ffi::c_void;
+use std::os::fd::{AsFd, OwnedFd};
 use std::ptr::NonNull;
+use std::sync::{Arc, Mutex};
 
+use nix::fcntl::OFlag;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::mman::{MmapAdvise, madvise};
 
 /// What a release did.
@@ -46,54 +50,144 @@ const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
 /// blocking `read(2)`: everything it has to say is said before it drops anything.
 pub struct Releaser {
     /// The write end of the pipe the release thread waits on (non-blocking: a request while
-    /// one is pending changes nothing).
-    requests: std::os::fd::OwnedFd,
+    /// one is pending changes nothing). Shared with [`AT_PARK`] while a release waits for the
+    /// owner loop to park.
+    requests: Arc<OwnedFd>,
 }
+
+/// The pipe of a release that waits for the owner loop to park (see [`at_park`]).
+static AT_PARK: Mutex<Option<Arc<OwnedFd>>> = Mutex::new(None);
 
 impl Releaser {
     /// Starts the release thread; each release is reported to `done` (for the log) just before
     /// it happens. `None` when no thread or pipe can be had (then nothing is released).
     pub fn start(done: impl Fn(Released) + Send + 'static) -> Option<Releaser> {
-        let (rx, tx) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
-        nix::fcntl::fcntl(
-            &tx,
-            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
-        )
-        .ok()?;
+        let (rx, tx) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).ok()?;
         std::thread::Builder::new()
             .name("ctrlinit-idle".into())
             .stack_size(64 << 10)
             .spawn(move || {
-                let mut bytes = [0u8; 64];
-                while let Ok(n @ 1..) = nix::unistd::read(&rx, &mut bytes) {
-                    if !bytes[..n].contains(&RELEASE) {
+                while let Some(asked) = wait_for_requests(&rx) {
+                    if !asked.release {
                         trim_heap();
                         continue;
                     }
-                    std::thread::sleep(SETTLE);
+                    if !asked.parked {
+                        std::thread::sleep(SETTLE);
+                    }
                     let cold = cold_mappings();
+                    // Requests that came while the mappings were read are served by this
+                    // release: two checks in one wake-up cost one release, not two.
+                    let _ = take_requests(&rx);
                     done(summary(&cold));
                     drop_mappings(&cold);
                 }
             })
             .ok()?;
-        Some(Releaser { requests: tx })
+        Some(Releaser {
+            requests: Arc::new(tx),
+        })
     }
 
     /// Asks for a release soon (see [`SETTLE`]); never waits.
     pub fn request(&self) {
-        let _ = nix::unistd::write(&self.requests, &[RELEASE]);
+        let _ = nix::unistd::write(&*self.requests, &[RELEASE]);
+    }
+
+    /// Asks for a release the moment the owner loop next parks, with no timer of its own and
+    /// no settling sleep: the runtime's park hook ([`at_park`]) passes it on. For the turns
+    /// that only ran a routine check, so that each costs the release thread one wake-up and
+    /// the loop none (issue 22's idle bound). Work before the park withdraws it
+    /// ([`Releaser::withdraw_at_park`]).
+    pub fn request_at_park(&self) {
+        if let Ok(mut pending) = AT_PARK.lock() {
+            *pending = Some(Arc::clone(&self.requests));
+        }
+    }
+
+    /// Withdraws a release asked for at the next park: real work came, and its own quiet
+    /// decides when to release.
+    pub fn withdraw_at_park(&self) {
+        if let Ok(mut pending) = AT_PARK.lock() {
+            *pending = None;
+        }
     }
 
     /// Asks for the heap alone to be trimmed, at once (amid work: code pages stay mapped);
     /// never waits.
     pub fn trim(&self) {
-        let _ = nix::unistd::write(&self.requests, &[TRIM]);
+        let _ = nix::unistd::write(&*self.requests, &[TRIM]);
+    }
+}
+
+/// Called by the owner loop's runtime just before its thread parks (tokio's
+/// `on_thread_park`): passes on a release asked for with [`Releaser::request_at_park`]. The
+/// release thread then finds the loop's thread blocked in `epoll_wait`, so nothing faults the
+/// dropped pages back in before real work comes. Costs one uncontended lock when none waits.
+pub fn at_park() {
+    let pending = AT_PARK.lock().ok().and_then(|mut p| p.take());
+    if let Some(requests) = pending {
+        let _ = nix::unistd::write(&*requests, &[RELEASE_PARKED]);
+    }
+}
+
+/// What the release thread was asked for since it last looked.
+#[derive(Debug, Clone, Copy)]
+struct Asked {
+    release: bool,
+    /// Every release asked for came from [`at_park`]: the loop is parked, no settling needed.
+    parked: bool,
+    trim: bool,
+}
+
+/// Blocks until a request comes, then takes every request waiting. `None` once the pipe is
+/// closed or broken (the thread ends).
+fn wait_for_requests(rx: &OwnedFd) -> Option<Asked> {
+    loop {
+        let mut fds = [PollFd::new(rx.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return None,
+        }
+        match take_requests(rx) {
+            Ok(asked) if asked.release || asked.trim => return Some(asked),
+            Ok(_) => continue,
+            Err(()) => return None,
+        }
+    }
+}
+
+/// Reads every request waiting in the (non-blocking) pipe. `Err` when it is closed or broken.
+fn take_requests(rx: &OwnedFd) -> Result<Asked, ()> {
+    let mut asked = Asked {
+        release: false,
+        parked: true,
+        trim: false,
+    };
+    let mut bytes = [0u8; 64];
+    loop {
+        match nix::unistd::read(rx, &mut bytes) {
+            Ok(0) => return Err(()),
+            Ok(n) => {
+                for &b in &bytes[..n] {
+                    match b {
+                        RELEASE => (asked.release, asked.parked) = (true, false),
+                        RELEASE_PARKED => asked.release = true,
+                        _ => asked.trim = true,
+                    }
+                }
+            }
+            Err(nix::errno::Errno::EAGAIN) => return Ok(asked),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return Err(()),
+        }
     }
 }
 
 /// A request for a whole release.
 const RELEASE: u8 = b'r';
+/// A request for a whole release, sent while the owner loop parks (no settling needed).
+const RELEASE_PARKED: u8 = b'p';
 /// A request for a trim of the heap only.
 const TRIM: u8 = b't';
 

@@ -237,7 +237,8 @@ impl Runner {
             // Once the init has been quiet for a moment with nothing scheduled: each piece of
             // work pushes this back, so it runs once after a burst (start-up, a restart, a
             // request), never amid one, and never while idle. A routine liveness check (one
-            // that changed nothing) is not work: it neither postpones the release nor undoes it.
+            // that changed nothing) is not work: it neither postpones the release nor undoes it
+            // (see `note_work`).
             let release_at = match deadline {
                 None => self
                     .cold_memory
@@ -317,21 +318,22 @@ impl Runner {
     }
 
     /// After one turn of the loop: work pushes the release of cold memory back (and undoes a
-    /// release); the release itself and a routine check that changed nothing do not.
+    /// release); the release itself and a routine check that changed nothing do not. A routine
+    /// check after a release has its pages handed back as soon as the loop parks: no timer of
+    /// its own, so an idle container with checks wakes only for the checks (issue 22).
     fn note_work(&mut self, routine: bool, routine_check: bool) {
         if routine_check {
-            let (next, restart_quiet) = self.cold_memory.after_check();
-            self.cold_memory = next;
-            if restart_quiet {
-                self.last_work = Instant::now();
+            if let (ColdMemory::Released, Some(r)) = (self.cold_memory, &self.releaser) {
+                r.request_at_park();
             }
+            // Otherwise a release already waits for its quiet, and covers the check.
         } else if !routine {
             self.last_work = Instant::now();
             self.trim_amid_work();
-            if matches!(
-                self.cold_memory,
-                ColdMemory::Released | ColdMemory::AfterChecks
-            ) {
+            if let Some(r) = &self.releaser {
+                r.withdraw_at_park();
+            }
+            if self.cold_memory == ColdMemory::Released {
                 self.cold_memory = ColdMemory::AfterWork;
             }
         }
