@@ -92,11 +92,12 @@ fn client(cli: &Cli, cmd: &Command) -> u8 {
         Command::Status {
             names,
             json,
+            usage,
             wait,
             timeout,
         } => {
             if wait.is_empty() {
-                ctl::status(&socket, names.clone(), *json)
+                ctl::status(&socket, names.clone(), *json, *usage)
             } else {
                 ctl::wait(&socket, wait, *timeout)
             }

@@ -12,7 +12,7 @@ use super::handles::{Handles, closed};
 use super::protocol;
 use crate::logs::Command as LogCommand;
 use crate::model::protocol::{Condition, ErrorKind, Request, Response};
-use crate::supervisor::control::{ChangeKind, Control, Goal, Refusal};
+use crate::supervisor::control::{ChangeKind, Control, Detail, Goal, Refusal};
 use crate::supervisor::events::Received;
 
 /// Where a connection's answers go.
@@ -35,7 +35,7 @@ fn exiting() -> Response {
 /// Serves one request.
 pub(crate) async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io::Result<()> {
     match request {
-        Request::Status { names } => status(h, w, names).await,
+        Request::Status { names, usage } => status(h, w, names, usage).await,
         Request::Wait {
             conditions,
             timeout_ms,
@@ -91,10 +91,22 @@ pub(crate) async fn handle(request: Request, h: &Handles, w: &mut Writer) -> io:
     }
 }
 
-async fn status(h: &Handles, w: &mut Writer, names: Vec<String>) -> io::Result<()> {
+async fn status(h: &Handles, w: &mut Writer, names: Vec<String>, usage: bool) -> io::Result<()> {
     // Externals are listed with every program, not under a program's name.
     let all = names.is_empty();
-    let r = match h.ask(|reply| Control::Status { names, reply }).await? {
+    let detail = if usage {
+        Detail::Usage
+    } else {
+        Detail::Processes
+    };
+    let r = match h
+        .ask(|reply| Control::Status {
+            names,
+            detail,
+            reply,
+        })
+        .await?
+    {
         Ok((seq, programs)) => {
             let network = h.ask(|reply| Control::Network { reply }).await?;
             let externals = if all {
@@ -128,7 +140,14 @@ async fn wait(
     let mut goals: Vec<Goal> = Vec::new();
     for c in conditions {
         let names = vec![c.name];
-        let programs = match h.ask(|reply| Control::Status { names, reply }).await? {
+        let programs = match h
+            .ask(|reply| Control::Status {
+                names,
+                detail: Detail::States,
+                reply,
+            })
+            .await?
+        {
             Ok((_, programs)) => programs,
             Err(r) => return send(w, refused(r)).await,
         };
@@ -276,6 +295,7 @@ async fn logs(
     let names = match h
         .ask(|reply| Control::Status {
             names: check,
+            detail: Detail::States,
             reply,
         })
         .await?

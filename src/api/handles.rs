@@ -9,7 +9,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::logs::Command as LogCommand;
 use crate::model::protocol::ProgramStatus;
-use crate::supervisor::control::Control;
+use crate::supervisor::control::{Control, Detail};
 use crate::supervisor::events::EventLog;
 
 /// Everything a connection needs.
@@ -47,6 +47,7 @@ impl Handles {
         let all = self
             .ask(|reply| Control::Status {
                 names: Vec::new(),
+                detail: Detail::States,
                 reply,
             })
             .await?;

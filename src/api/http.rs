@@ -28,7 +28,7 @@ use super::handles::{Handles, closed};
 use super::http_lanes::{Lane, Lanes};
 use super::metrics::{CONTENT_TYPE, Own, render};
 use super::warn_limit::{Limited, unsaid_note};
-use crate::supervisor::control::Control;
+use crate::supervisor::control::{Control, Detail};
 
 /// The answer when no lane has room, or to a path the probe lane does not serve.
 const BUSY: &[u8] =
@@ -239,6 +239,7 @@ async fn route(target: &str, handles: &Handles) -> Answer {
         "/v1/status" => match handles
             .ask(|reply| Control::Status {
                 names: Vec::new(),
+                detail: Detail::Processes,
                 reply,
             })
             .await

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::handles::{Handles, closed};
 use super::http_lanes::Ticket;
-use crate::supervisor::control::Control;
+use crate::supervisor::control::{Control, Detail};
 use crate::supervisor::events::Received;
 
 /// Shortest and longest keepalive period a peer may ask for.
@@ -54,6 +54,7 @@ pub(crate) async fn line(name: &str, handles: &Handles) -> Result<String, (u16, 
     let asked = handles
         .ask(|reply| Control::Status {
             names: vec![name.to_string()],
+            detail: Detail::States,
             reply,
         })
         .await;

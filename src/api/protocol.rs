@@ -78,6 +78,11 @@ mod tests {
         let reqs = vec![
             Request::Status {
                 names: vec!["api".into()],
+                usage: false,
+            },
+            Request::Status {
+                names: vec![],
+                usage: true,
             },
             Request::Wait {
                 conditions: vec![Condition {
@@ -103,7 +108,10 @@ mod tests {
         }
         assert_eq!(
             decode_request(br#"{"v":1,"cmd":"status"}"#).unwrap(),
-            Request::Status { names: vec![] }
+            Request::Status {
+                names: vec![],
+                usage: false
+            }
         );
     }
 

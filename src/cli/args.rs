@@ -154,6 +154,10 @@ pub enum Command {
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// With --json: each program's CPU time and memory too (`cpu_usec`, `memory_bytes`,
+        /// read from its cgroup: a few more file reads a program; `ctrlinit top` shows them live).
+        #[arg(long, requires = "json")]
+        usage: bool,
         /// Block until each NAME is in STATE (STATE may be `a|b`); exit 1 on timeout.
         #[arg(long, num_args = 1.., value_name = "NAME=STATE")]
         wait: Vec<String>,

@@ -50,9 +50,9 @@ fn call(socket: &Path, request: &Request, timeout: Duration) -> Result<Response,
     Client::connect(socket)?.call(request, timeout)
 }
 
-/// `ctrlinit status [NAME…] [--json]`.
-pub fn status(socket: &Path, names: Vec<String>, json: bool) -> u8 {
-    let r = match call(socket, &Request::Status { names }, SLACK) {
+/// `ctrlinit status [NAME…] [--json [--usage]]`.
+pub fn status(socket: &Path, names: Vec<String>, json: bool, usage: bool) -> u8 {
+    let r = match call(socket, &Request::Status { names, usage }, SLACK) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
@@ -458,8 +458,14 @@ pub fn events(socket: &Path, json: bool) -> u8 {
     // Said at once, so a quiet container does not look like a hung command (the stream was
     // asked for first: no change is missed between the two). JSON stays events only.
     if !json
-        && let Ok(Response::Status { programs, .. }) =
-            call(socket, &Request::Status { names: vec![] }, SLACK)
+        && let Ok(Response::Status { programs, .. }) = call(
+            socket,
+            &Request::Status {
+                names: vec![],
+                usage: false,
+            },
+            SLACK,
+        )
     {
         let _ = out.write_all(events_header(&programs).as_bytes());
         let _ = out.flush();

@@ -27,6 +27,10 @@ pub enum Request {
         /// shows every one.
         #[serde(default)]
         names: Vec<String>,
+        /// Read each program's CPU time and memory too (its cgroup's files: a cost per
+        /// program, so only when asked).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        usage: bool,
     },
     /// Block until every condition holds or `timeout_ms` passes.
     Wait {

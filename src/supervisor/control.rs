@@ -44,12 +44,28 @@ impl Refusal {
 /// An answer or its refusal.
 pub type Answer<T> = Result<T, Refusal>;
 
+/// How far a `status` answer looks past what the core holds. Finding a program's processes
+/// reads its cgroup's (or `/proc`'s) files, and its usage more of them: a few system calls a
+/// program, which at thousands of programs are most of the answer's cost (issue 21, item 14).
+/// Only the answers that show them pay for them: waits, probes and peers ask for states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Detail {
+    /// The core's state alone (no file read).
+    States,
+    /// And each program's processes (`status`: their count and pids).
+    Processes,
+    /// And each program's CPU time and memory (`status --usage`, `top`).
+    Usage,
+}
+
 /// What a connection asks the owner loop.
 pub enum Control {
     /// A snapshot of programs (all when empty); unknown names are refused.
     Status {
         /// Programs to show.
         names: Vec<String>,
+        /// How much beyond the core's own state to look at.
+        detail: Detail,
         /// Answer: sequence number of the last event, and the programs.
         reply: oneshot::Sender<Answer<(u64, Vec<ProgramStatus>)>>,
     },

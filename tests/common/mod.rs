@@ -773,7 +773,13 @@ pub fn file_lines(path: &Path) -> Vec<String> {
 impl Init {
     /// `status --json` as a list of program objects (exit 0 or 3 expected).
     pub fn status_json(&self) -> Vec<serde_json::Value> {
-        let (code, out) = self.ctl(&["status", "--json"]);
+        self.status_json_with(&[])
+    }
+
+    /// `status --json` with more arguments (`--usage`), parsed.
+    pub fn status_json_with(&self, more: &[&str]) -> Vec<serde_json::Value> {
+        let args: Vec<&str> = ["status", "--json"].iter().chain(more).copied().collect();
+        let (code, out) = self.ctl(&args);
         assert!(code == 0 || code == 3, "status --json exit {code}: {out}");
         serde_json::from_str::<serde_json::Value>(&out)
             .unwrap_or_else(|e| panic!("status --json is not JSON ({e}): {out}"))
@@ -785,6 +791,14 @@ impl Init {
     /// One program's entry of `status --json`.
     pub fn program_json(&self, name: &str) -> serde_json::Value {
         self.status_json()
+            .into_iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in status"))
+    }
+
+    /// One program's entry of `status --json --usage` (with its CPU time and memory).
+    pub fn program_usage_json(&self, name: &str) -> serde_json::Value {
+        self.status_json_with(&["--usage"])
             .into_iter()
             .find(|p| p["name"] == name)
             .unwrap_or_else(|| panic!("{name} not in status"))

@@ -96,7 +96,13 @@ pub fn snapshot(socket: &Path, sampler: &mut Sampler, hz: u64) -> Result<Snapsho
     // The init as this client sees it: the peer of the connection (PID 1 inside the container).
     let init_pid = client.peer_pid();
     let answer = client
-        .call(&Request::Status { names: vec![] }, ANSWER_WAIT)
+        .call(
+            &Request::Status {
+                names: vec![],
+                usage: true,
+            },
+            ANSWER_WAIT,
+        )
         .map_err(Trouble::Client)?;
     let (seq, programs, network, previous_boot, externals) = match answer {
         Response::Status {

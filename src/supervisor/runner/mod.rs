@@ -31,7 +31,7 @@ use tracing::{debug, error, info, warn};
 use super::adopted::Adopted;
 use super::checks::liveness::HealthChecks;
 use super::checks::readiness::{ProbeEvent, Probes};
-use super::control::{self, Control, Refusal};
+use super::control::{self, Control, Detail, Refusal};
 use super::core::{Action, Core, Input, Level, Notice};
 use super::events::EventLog;
 use super::idle::ColdMemory;
@@ -131,7 +131,7 @@ pub struct Runner {
     /// Sequence number of the last event.
     seq: u64,
     /// The programs' processes as last looked at for `status`: (seq then, when, by name).
-    processes_seen: Option<(u64, Instant, std::collections::HashMap<String, Processes>)>,
+    processes_seen: Option<ProcessesSeen>,
     /// Where the kernel writes cores (read once at start).
     core_pattern: CorePattern,
     /// Processes reaped that belonged to no program.
@@ -534,6 +534,16 @@ impl Runner {
         };
         self.events.publish(record);
     }
+}
+
+/// The last look at every program's processes, kept a moment for the next `status`.
+struct ProcessesSeen {
+    /// The core's event sequence number when looked: a state change makes it stale.
+    seq: u64,
+    at: Instant,
+    /// Whether usage was read too.
+    usage: bool,
+    programs: std::collections::HashMap<String, Processes>,
 }
 
 /// One program's processes and cgroup usage, as last looked at for `status` (see `requests`).

@@ -25,10 +25,16 @@ impl Runner {
     /// Answers one control request.
     pub(super) fn on_control(&mut self, request: Control) {
         match request {
-            Control::Status { names, reply } => {
+            Control::Status {
+                names,
+                detail,
+                reply,
+            } => {
                 let mut answer = control::status(&self.core, self.seq, &names, Instant::now());
-                if let Ok((_, programs)) = &mut answer {
-                    self.add_processes(programs);
+                if let Ok((_, programs)) = &mut answer
+                    && detail > Detail::States
+                {
+                    self.add_processes(programs, detail == Detail::Usage);
                 }
                 let _ = reply.send(answer);
             }
@@ -206,35 +212,49 @@ impl Runner {
         }
     }
 
-    /// Adds each program's processes and usage to a `status` answer. Finding them reads a few
-    /// `/proc` or cgroup files per program, so what was found is kept and reused until a state
-    /// changes or a second passes: a storm of `status` requests costs the loop one look a
-    /// second, not one per request.
-    fn add_processes(&mut self, programs: &mut [crate::model::protocol::ProgramStatus]) {
+    /// Adds each program's processes (and, with `usage`, its CPU time and memory) to a
+    /// `status` answer. Finding them reads a few `/proc` or cgroup files per program, so what
+    /// was found is kept and reused until a state changes or a second passes: a storm of
+    /// `status` requests costs the loop one look a second, not one per request.
+    fn add_processes(
+        &mut self,
+        programs: &mut [crate::model::protocol::ProgramStatus],
+        usage: bool,
+    ) {
         let now = Instant::now();
-        let fresh = self.processes_seen.as_ref().is_some_and(|(seq, at, _)| {
-            *seq == self.seq && now.duration_since(*at) < PROCESSES_FOR
+        let fresh = self.processes_seen.as_ref().is_some_and(|seen| {
+            seen.seq == self.seq
+                && now.duration_since(seen.at) < PROCESSES_FOR
+                && (seen.usage || !usage)
         });
         if !fresh {
-            let seen = self.look_at_processes();
-            self.processes_seen = Some((self.seq, now, seen));
+            let programs = self.look_at_processes(usage);
+            self.processes_seen = Some(ProcessesSeen {
+                seq: self.seq,
+                at: now,
+                usage,
+                programs,
+            });
         }
-        let Some((_, _, seen)) = &self.processes_seen else {
+        let Some(seen) = &self.processes_seen else {
             return;
         };
         for status in programs.iter_mut() {
-            if let Some(found) = seen.get(&status.name) {
+            if let Some(found) = seen.programs.get(&status.name) {
                 status.processes = found.pids.as_ref().map(|p| p.len() as u32);
                 status.pids = found.pids.clone().unwrap_or_default();
-                status.memory_bytes = found.usage.and_then(|u| u.memory_bytes);
-                status.cpu_usec = found.usage.and_then(|u| u.cpu_usec);
+                if usage {
+                    status.memory_bytes = found.usage.and_then(|u| u.memory_bytes);
+                    status.cpu_usec = found.usage.and_then(|u| u.cpu_usec);
+                }
             }
             status.tracking = Some(self.tracking.mode().to_string());
         }
     }
 
-    /// Every program's processes (while its run may have any) and cgroup usage, now.
-    fn look_at_processes(&self) -> HashMap<String, Processes> {
+    /// Every program's processes (while its run may have any) and, with `usage`, its cgroup
+    /// usage, now.
+    fn look_at_processes(&self, usage: bool) -> HashMap<String, Processes> {
         let owned = self.core.owned_pids();
         let others = |pid| owned.contains(&pid);
         let look = self.tracking.look();
@@ -249,7 +269,9 @@ impl Runner {
                     pids
                 });
                 // A program with no run has no processes to account for: its group is not read.
-                let usage = run.and_then(|_| self.tracking.usage_in(&look, p.name()));
+                let usage = run
+                    .filter(|_| usage)
+                    .and_then(|_| self.tracking.usage_in(&look, p.name()));
                 (p.name().to_string(), Processes { pids, usage })
             })
             .collect()
