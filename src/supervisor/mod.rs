@@ -13,6 +13,7 @@ pub mod external;
 mod idle;
 mod launch;
 pub(crate) mod ledger;
+mod listed;
 pub mod notices;
 pub mod notify;
 pub mod policy;

@@ -16,7 +16,7 @@
 //! The process group is always signalled first (as before); the tracking adds the processes
 //! that left it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
 
 use tracing::{debug, info};
@@ -56,6 +56,9 @@ pub(crate) struct Look {
     tree: Option<procs::Tree>,
     /// Cgroups: the sub-tree's top, open, so each group's files are opened below it.
     top: Option<crate::sys::cgroup2::Top>,
+    /// Cgroups: every process, from one listing of `/proc`, and the group of each that is no
+    /// known main process; when it could be had, no group's file is read for processes.
+    listed: Option<super::listed::Listed>,
 }
 
 /// A child of ctrlinit that is no run's main process.
@@ -185,8 +188,9 @@ impl Tracking {
         self.members_in(&Look::default(), r, others)
     }
 
-    /// What a look at every run's processes at once shares (see [`Look`]).
-    pub(crate) fn look(&self) -> Look {
+    /// What a look at every run's processes at once shares (see [`Look`]). `leaders`: every
+    /// run's main process.
+    pub(crate) fn look(&self, leaders: &HashSet<i32>) -> Look {
         match &self.cgroups {
             // Groups below a program's own are what `nr_descendants` counts beyond one a
             // program; any, or a count that cannot be read, and each group's sub-tree is
@@ -203,14 +207,29 @@ impl Tracking {
                     flat: count == Some(self.groups.len()),
                     tree: None,
                     top: cg.top(),
+                    listed: self.listed(cg, leaders),
                 }
             }
             None => Look {
                 flat: false,
-                tree: Some(procs::Tree::scan()),
+                // ctrlinit's children are every main process it started: their parent is
+                // known without reading each one's `stat`.
+                tree: Some(procs::Tree::scan_knowing(&crate::sys::init::children())),
                 top: None,
+                listed: None,
             },
         }
+    }
+
+    /// Every program's processes from one listing of `/proc` (see [`super::listed`]).
+    fn listed(&self, cg: &Cgroups, leaders: &HashSet<i32>) -> Option<super::listed::Listed> {
+        let top = cg.base().file_name()?.to_str()?;
+        let names: HashMap<&str, &str> = self
+            .groups
+            .iter()
+            .filter_map(|(name, g)| Some((g.dir().file_name()?.to_str()?, name.as_str())))
+            .collect();
+        super::listed::Listed::take(leaders, top, &names, self.groups.len())
     }
 
     /// [`Tracking::members`], with what `look` read for every run.
@@ -221,6 +240,9 @@ impl Tracking {
         others: &dyn Fn(i32) -> bool,
     ) -> Vec<i32> {
         if let Some(g) = self.groups.get(r.name) {
+            if let Some(listed) = &look.listed {
+                return listed.members(r.name, r.leader);
+            }
             if look.flat {
                 return Cgroups::pids_below(look.top.as_ref(), g.dir());
             }

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod netlink;
 pub mod nofile;
 pub mod notify_socket;
+pub mod proc_listing;
 pub mod procs;
 pub mod reap;
 pub mod scm;

@@ -110,17 +110,31 @@ pub struct Tree {
 impl Tree {
     /// The processes now (a process's parent is its parent's thread group: `stat`'s field).
     pub fn scan() -> Tree {
+        Tree::scan_knowing(&[])
+    }
+
+    /// [`Tree::scan`], where `own_children` are this process's children (as the kernel lists
+    /// them): their parent is known, so only the other processes' `stat` is read. With
+    /// thousands of programs, nearly every process is one of ctrlinit's children.
+    pub fn scan_knowing(own_children: &[i32]) -> Tree {
         let mut tree = Tree::default();
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return tree;
         };
+        let me = std::process::id() as i32;
+        let own: std::collections::HashSet<i32> = own_children.iter().copied().collect();
         let pids = entries
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
             .take(SCAN_CAP);
         for pid in pids {
-            if let Some(s) = stat(pid) {
-                tree.children.entry(s.ppid).or_default().push(pid);
+            let parent = if own.contains(&pid) {
+                Some(me)
+            } else {
+                stat(pid).map(|s| s.ppid)
+            };
+            if let Some(ppid) = parent {
+                tree.children.entry(ppid).or_default().push(pid);
             }
         }
         tree

@@ -257,7 +257,13 @@ impl Runner {
     fn look_at_processes(&self, usage: bool) -> HashMap<String, Processes> {
         let owned = self.core.owned_pids();
         let others = |pid| owned.contains(&pid);
-        let look = self.tracking.look();
+        let leaders: std::collections::HashSet<i32> = self
+            .core
+            .programs()
+            .iter()
+            .filter_map(|p| p.phase.pid())
+            .collect();
+        let look = self.tracking.look(&leaders);
         self.core
             .programs()
             .iter()
