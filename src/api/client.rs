@@ -5,7 +5,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::protocol::{self, Envelope};
+use super::protocol;
 use crate::model::protocol::{Request, Response};
 
 /// Why a request got no answer.
@@ -109,10 +109,10 @@ impl Client {
         match self.reader.read_line(&mut line) {
             Ok(0) => Ok(None),
             Ok(_) => {
-                let env: Envelope<Response> = serde_json::from_str(&line).map_err(|e| {
+                let answer = protocol::decode_response(&line).map_err(|e| {
                     ClientError::Protocol(format!("unreadable answer from ctrlinit: {e}"))
                 })?;
-                Ok(Some(env.body))
+                Ok(Some(answer))
             }
             Err(e)
                 if matches!(
