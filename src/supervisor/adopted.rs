@@ -4,6 +4,7 @@
 //! has not reaped it.
 
 use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 
 use tokio::io::unix::AsyncFd;
 use tokio::sync::mpsc::UnboundedSender;
@@ -19,6 +20,10 @@ use crate::sys::procs;
 /// The adopted main processes being watched, one per program at most.
 pub(crate) struct Adopted {
     watches: HashMap<ProgramId, (i32, JoinHandle<()>)>,
+    /// A pidfd opened before a pid file's process was checked, for the watch its adoption
+    /// starts: the watch holds the very process the checks looked at, never a later process
+    /// that got its number (one program at most, replaced by the next).
+    held: HashMap<ProgramId, (i32, OwnedFd)>,
     tx: UnboundedSender<ProbeEvent>,
 }
 
@@ -27,8 +32,15 @@ impl Adopted {
     pub(crate) fn new(tx: UnboundedSender<ProbeEvent>) -> Self {
         Adopted {
             watches: HashMap::new(),
+            held: HashMap::new(),
             tx,
         }
+    }
+
+    /// Keeps `fd`, a pidfd of `pid` opened before `pid` was checked for program `id`, for the
+    /// watch that its adoption starts.
+    pub(crate) fn hold(&mut self, id: ProgramId, pid: i32, fd: OwnedFd) {
+        self.held.insert(id, (pid, fd));
     }
 
     /// Program `id`'s main process is now `pid`: watch it unless the reaper will see it.
@@ -36,10 +48,11 @@ impl Adopted {
         if let Some((_, task)) = self.watches.remove(&id) {
             task.abort();
         }
+        let held = self.held.remove(&id).filter(|(held, _)| *held == pid);
         if procs::is_own_child(pid) {
             return;
         }
-        let fd = match procs::pidfd(pid) {
+        let fd = match held.map_or_else(|| procs::pidfd(pid), |(_, fd)| Ok(fd)) {
             Ok(fd) => fd,
             Err(e) => {
                 debug!("cannot watch adopted main process {pid}: {e}");

@@ -237,6 +237,15 @@ pub fn pidfd(pid: i32) -> std::io::Result<std::os::fd::OwnedFd> {
     Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32) })
 }
 
+/// Whether the process a pidfd refers to has exited (its pidfd reads as readable once it has);
+/// never blocks.
+pub fn pidfd_exited(fd: &std::os::fd::OwnedFd) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+    poll(&mut fds, PollTimeout::ZERO).is_ok_and(|n| n > 0)
+}
+
 /// Whether `pid`'s parent is this process (so its exit reaches ctrlinit's reaper).
 pub fn is_own_child(pid: i32) -> bool {
     stat(pid).is_some_and(|s| s.ppid == std::process::id() as i32)

@@ -18,7 +18,7 @@ impl Runner {
 
     /// The pid file of run `run` of program `id` names `pid`: `Adopt` when that process is
     /// alive and of the run, else `AdoptRefused` saying why.
-    pub(super) fn pid_file_read(&self, id: ProgramId, run: u64, pid: i32) -> Option<Input> {
+    pub(super) fn pid_file_read(&mut self, id: ProgramId, run: u64, pid: i32) -> Option<Input> {
         let p = self.core.program(id)?;
         let Phase::Forked { pgid, .. } = p.phase else {
             return None;
@@ -32,6 +32,9 @@ impl Runner {
             .as_deref()
             .map_or_else(String::new, |f| f.display().to_string());
         let refuse = |why: String| Input::AdoptRefused { id, run, why };
+        // Held from before the checks: if the process dies while they run and its number is
+        // reused, the pidfd still names the one they looked at, and says it is gone.
+        let pidfd = procs::pidfd(pid).ok();
         let Some(stat) = procs::stat(pid).filter(|_| procs::zombie_exit(pid).is_none()) else {
             return Some(refuse(format!(
                 "the pid file {file} names pid {pid}, which is not running (the daemon died, or the file is not its)"
@@ -49,10 +52,18 @@ impl Runner {
                 procs::comm(pid).unwrap_or_default()
             )));
         }
+        if pidfd.as_ref().is_some_and(procs::pidfd_exited) {
+            return Some(refuse(format!(
+                "the pid file {file} names pid {pid}, which ended while it was checked"
+            )));
+        }
         debug!(
             "{}: pid file {file} names pid {pid}, a process of this run",
             p.name()
         );
+        if let Some(fd) = pidfd {
+            self.adopted.hold(id, pid, fd);
+        }
         Some(Input::Adopt {
             id,
             run,
