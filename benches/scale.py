@@ -22,7 +22,7 @@ machinery) and this measures:
     sudo benches/scale.py --ctrlinit A --base B            # both, interleaved, same run
     sudo benches/scale.py --sizes 100,1000 --status-reps 5  # quicker
 
-The descriptor limit must fit the largest size (4 a program and 160): the script raises its
+The descriptor limit must fit the largest size (3 a program and 160): the script raises its
 own RLIMIT_NOFILE (inherited by each init) to 5 a program and 1,000 when it is lower, which
 needs root (or CAP_SYS_RESOURCE) past the hard limit. Prints a Markdown table, and says which
 tracking the inits used (cgroup or marker, from their log); --out writes it to a file too.
@@ -72,7 +72,11 @@ def raise_nofile(largest):
     try:
         resource.setrlimit(resource.RLIMIT_NOFILE, (need, max(hard, need)))
     except (ValueError, OSError) as e:
-        compare.log(f"cannot raise RLIMIT_NOFILE to {need} (soft {soft}, hard {hard}): {e}")
+        # The hard limit is what the init may use (it raises its soft limit to it, and refuses
+        # a configuration that needs more, saying how many it needs).
+        compare.log(f"cannot raise RLIMIT_NOFILE to {need} (soft {soft}, hard {hard}): {e}; "
+                    f"using the hard limit")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def tracking_of(paths):

@@ -3,8 +3,9 @@
 //! the fix), one that fits exactly runs every program (the soft limit raised to the hard one
 //! first), and a reload that would not fit is refused and changes nothing.
 //!
-//! The figures: a default program costs 4 descriptors (two output pipes, its log file, its
-//! cgroup's `cgroup.events`), one with `stderr = "stdout"` 3; ctrlinit keeps 160 for itself.
+//! The figures: a default program costs 3 descriptors (two output pipes and its log file; its
+//! cgroup's `cgroup.events` is open only while an ended run drains), one with
+//! `stderr = "stdout"` 2; ctrlinit keeps 160 for itself.
 
 mod common;
 
@@ -36,20 +37,20 @@ fn started(dir: &std::path::Path) -> usize {
 #[test]
 fn a_config_that_cannot_fit_is_refused_before_anything_starts() {
     let builder = init()
-        .prlimit("--nofile=500:500")
+        .prlimit("--nofile=400:400")
         .file("a.toml", &programs(0, 100, ""));
     std::fs::create_dir_all(builder.dir().join("started")).unwrap();
     let mut init = builder.start();
     let code = init.wait_exit(DEADLINE);
     let out = init.output();
     assert_eq!(code, 2, "{out}");
-    // 100 × 4 + 160: how many, the limit, and the fix.
+    // 100 × 3 + 160: how many, the limit, and the fix.
     assert!(
-        out.contains("100 programs need up to 560 open descriptors"),
+        out.contains("100 programs need up to 460 open descriptors"),
         "{out}"
     );
-    assert!(out.contains("(RLIMIT_NOFILE) is 500"), "{out}");
-    assert!(out.contains("--ulimit nofile=560"), "{out}");
+    assert!(out.contains("(RLIMIT_NOFILE) is 400"), "{out}");
+    assert!(out.contains("--ulimit nofile=460"), "{out}");
     assert!(out.contains("not starting anything"), "{out}");
     assert_eq!(started(init.dir()), 0, "no program may start: {out}");
 }
@@ -59,7 +60,7 @@ fn a_config_that_fits_exactly_runs_every_program_and_a_reload_past_it_is_refused
     // The soft limit is far too low; the hard one is exactly what 100 programs need: ctrlinit
     // raises its soft limit and every program runs, without one EMFILE.
     let builder = init()
-        .prlimit("--nofile=256:560")
+        .prlimit("--nofile=256:460")
         .file("a.toml", &programs(0, 100, ""));
     std::fs::create_dir_all(builder.dir().join("started")).unwrap();
     let init = builder.start();
@@ -83,24 +84,24 @@ fn a_config_that_fits_exactly_runs_every_program_and_a_reload_past_it_is_refused
         "{out}"
     );
 
-    // One more program would need 564: refused, nothing changes.
+    // One more program would need 463: refused, nothing changes.
     write_conf(&init, "b.toml", &programs(100, 1, ""));
     let (code, answer) = init.ctl(&["reload"]);
     assert_ne!(code, 0, "{answer}");
     assert!(
-        answer.contains("101 programs need up to 564 open descriptors"),
+        answer.contains("101 programs need up to 463 open descriptors"),
         "{answer}"
     );
-    assert!(answer.contains("(RLIMIT_NOFILE) is 560"), "{answer}");
+    assert!(answer.contains("(RLIMIT_NOFILE) is 460"), "{answer}");
     assert_eq!(init.status_json().len(), 100);
     assert!(!init.dir().join("started/p100").exists());
 
-    // The same program on one pipe for both streams costs 3: 563 is still too many. Once the
-    // 100 have no log files (3 each), the 101 fit.
+    // The same program on one pipe for both streams costs 2: 462 is still too many. Once the
+    // 100 have no log files (2 each), the 101 fit.
     write_conf(&init, "b.toml", &programs(100, 1, "stderr = \"stdout\""));
     let (code, answer) = init.ctl(&["reload"]);
     assert_ne!(code, 0, "{answer}");
-    assert!(answer.contains("need up to 563"), "{answer}");
+    assert!(answer.contains("need up to 462"), "{answer}");
     write_conf(&init, "a.toml", &programs(0, 100, "file = false"));
     let (code, answer) = init.ctl(&["reload"]);
     assert_eq!(code, 0, "{answer}");

@@ -28,8 +28,6 @@ pub struct Cost {
     pub pipes: u64,
     /// Its open log files.
     pub files: u64,
-    /// Its cgroup's `cgroup.events`, kept open (cgroup tracking).
-    pub cgroup: u64,
     /// What its checks, hooks and adopted main process may hold while it runs.
     pub other: u64,
 }
@@ -37,16 +35,19 @@ pub struct Cost {
 impl Cost {
     /// The total.
     pub fn total(&self) -> u64 {
-        self.pipes + self.files + self.cgroup + self.other
+        self.pipes + self.files + self.other
     }
 }
 
 /// The most descriptors ctrlinit holds open for `spec` while it runs: its output pipes' read
-/// ends, its log files, its cgroup's event file (when `cgroups`), the pipe of `ready = { fd }`,
+/// ends, its log files, the pipe of `ready = { fd }`,
 /// a check's socket or pipe (readiness and liveness do not run at once), the output pipes of a
 /// `pre_stop` or `finish` hook, and a pidfd for an adopted main process (`pidfile`, sd_notify's
-/// `MAINPID=`).
-pub fn program_cost(spec: &ProgramSpec, cgroups: bool) -> Cost {
+/// `MAINPID=`). Its cgroup's `cgroup.events` is open only from its main process's exit until
+/// the group is empty (see `sys::cgroup2::Group`), one at a time on a restart and out of
+/// [`OWN`]'s share; at a container stop the output pipes of the programs that have ended are
+/// closing as their groups are asked.
+pub fn program_cost(spec: &ProgramSpec) -> Cost {
     let one_pipe = spec.log.stderr == StderrMode::Stdout;
     let pipes_per_process = if one_pipe { 1 } else { 2 };
     let pipes = match spec.stdio {
@@ -78,70 +79,50 @@ pub fn program_cost(spec: &ProgramSpec, cgroups: bool) -> Cost {
     Cost {
         pipes,
         files,
-        cgroup: u64::from(cgroups),
         other: ready_fd + check + hooks + adopted,
     }
 }
 
 /// Descriptors `config` needs at most: every program's cost and [`OWN`].
-pub fn needed(config: &Config, cgroups: bool) -> u64 {
+pub fn needed(config: &Config) -> u64 {
     OWN + config
         .programs
         .iter()
-        .map(|p| program_cost(p, cgroups).total())
+        .map(|p| program_cost(p).total())
         .sum::<u64>()
-}
-
-/// Whether programs may be tracked by cgroup, which costs each an open `cgroup.events`: known
-/// for sure only once ctrlinit runs, so counted unless markers are chosen by hand
-/// (`CTRLINIT_TRACKING=marker`).
-pub fn cgroups_possible() -> bool {
-    std::env::var("CTRLINIT_TRACKING").map_or(true, |v| v != "marker")
 }
 
 /// Checks that `config` fits under ctrlinit's descriptor limit (its soft limit, which it raised
 /// to the hard one at start); `dir` is the config directory (where the error is said to be).
 /// The error says how many are needed, the limit, and the fixes.
 pub fn fit(config: &Config, dir: &Path) -> Result<(), ConfigErrors> {
-    let cgroups = cgroups_possible();
-    let need = needed(config, cgroups);
+    let need = needed(config);
     let (soft, hard) = crate::sys::nofile::limits();
     if need <= soft {
         return Ok(());
     }
     Err(ConfigErrors {
-        errors: vec![too_many(config, cgroups, need, (soft, hard), dir)],
+        errors: vec![too_many(config, need, (soft, hard), dir)],
         warnings: Vec::new(),
     })
 }
 
 /// The error for `config` needing `need` descriptors under the limits `(soft, hard)`.
-fn too_many(
-    config: &Config,
-    cgroups: bool,
-    need: u64,
-    (soft, hard): (u64, u64),
-    dir: &Path,
-) -> ConfigError {
+fn too_many(config: &Config, need: u64, (soft, hard): (u64, u64), dir: &Path) -> ConfigError {
     let n = config.programs.len();
     let mut pipes = 0;
     let mut files = 0;
-    let mut cgroup = 0;
     let mut other = 0;
     for p in &config.programs {
-        let c = program_cost(p, cgroups);
+        let c = program_cost(p);
         pipes += c.pipes;
         files += c.files;
-        cgroup += c.cgroup;
         other += c.other;
     }
     let mut parts = vec![
         format!("{pipes} output pipes"),
         format!("{files} log files"),
     ];
-    if cgroup > 0 {
-        parts.push(format!("{cgroup} cgroup event files"));
-    }
     if other > 0 {
         parts.push(format!("{other} for checks, hooks and adopted processes"));
     }
@@ -171,20 +152,20 @@ mod tests {
     }
 
     #[test]
-    fn a_default_program_costs_two_pipes_a_file_and_its_cgroup() {
-        let c = program_cost(&spec(), true);
-        assert_eq!((c.pipes, c.files, c.cgroup, c.other), (2, 1, 1, 0));
-        assert_eq!(program_cost(&spec(), false).total(), 3);
+    fn a_default_program_costs_two_pipes_and_a_file() {
+        let c = program_cost(&spec());
+        assert_eq!((c.pipes, c.files, c.other), (2, 1, 0));
+        assert_eq!(c.total(), 3);
     }
 
     #[test]
     fn stderr_on_stdout_costs_one_pipe_and_inherit_none() {
         let mut s = spec();
         s.log.stderr = StderrMode::Stdout;
-        assert_eq!(program_cost(&s, false).pipes, 1);
+        assert_eq!(program_cost(&s).pipes, 1);
         s.stdio = StdioMode::Inherit;
         s.log.file = false;
-        assert_eq!(program_cost(&s, false).total(), 0);
+        assert_eq!(program_cost(&s).total(), 0);
     }
 
     #[test]
@@ -193,7 +174,7 @@ mod tests {
         s.log.stderr = StderrMode::Separate;
         s.pre_stop = Some(vec!["true".into()]);
         s.pidfile = Some("/run/x.pid".into());
-        let c = program_cost(&s, false);
+        let c = program_cost(&s);
         assert_eq!((c.pipes, c.files, c.other), (2, 2, 3));
     }
 }

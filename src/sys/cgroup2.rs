@@ -304,25 +304,25 @@ impl Cgroups {
     }
 }
 
-/// A program's group, with its `cgroup.events` kept open: whether the group has emptied is
-/// asked at every exit of the program's main process (on a container stop, of every program at
-/// once), and one `pread` from offset 0 (which makes the kernel show the file afresh) costs far
-/// less than opening the file through its path each time.
+/// A program's group. Whether it has emptied is asked at the exit of the program's main
+/// process, and again while what the run left drains: its `cgroup.events` is opened at the
+/// first ask and kept open only until the group is found empty, so a `pread` from offset 0
+/// (which makes the kernel show the file afresh) serves the repeated asks, and a running
+/// program holds no descriptor for it (issue 21, item 13: at 5,000 programs one descriptor a
+/// program is what decides whether they fit under a limit of 20,000).
 #[derive(Debug)]
 pub struct Group {
     dir: PathBuf,
-    events: Option<std::fs::File>,
+    events: std::cell::RefCell<Option<std::fs::File>>,
 }
 
 impl Group {
-    /// The group at `dir` (its `cgroup.events` opened now; if that fails, read by path later).
+    /// The group at `dir` (nothing opened yet).
     pub fn new(dir: PathBuf) -> Group {
-        let events = std::fs::File::options()
-            .read(true)
-            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
-            .open(dir.join("cgroup.events"))
-            .ok();
-        Group { dir, events }
+        Group {
+            dir,
+            events: std::cell::RefCell::new(None),
+        }
     }
 
     /// Its directory.
@@ -330,20 +330,33 @@ impl Group {
         &self.dir
     }
 
-    /// Whether any process (a zombie included) is in the group.
+    /// Whether any process (a zombie included) is in the group. Once it is not, its events
+    /// file is closed (the next run's first ask opens it again).
     pub fn populated(&self) -> bool {
         use std::os::unix::fs::FileExt;
-        let Some(events) = &self.events else {
+        let mut events = self.events.borrow_mut();
+        if events.is_none() {
+            *events = std::fs::File::options()
+                .read(true)
+                .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+                .open(self.dir.join("cgroup.events"))
+                .ok();
+        }
+        let Some(file) = events.as_ref() else {
             return Cgroups::populated(&self.dir);
         };
         // The file is a few short lines; more than this is not cgroup.events.
         let mut buf = [0u8; 512];
-        match events.read_at(&mut buf, 0) {
+        let populated = match file.read_at(&mut buf, 0) {
             Ok(n) => String::from_utf8_lossy(&buf[..n])
                 .lines()
                 .any(|l| l.trim() == "populated 1"),
             Err(_) => Cgroups::populated(&self.dir),
+        };
+        if !populated {
+            *events = None;
         }
+        populated
     }
 }
 
