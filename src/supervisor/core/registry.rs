@@ -19,6 +19,11 @@ impl Registry {
         *self.ids.entry(name.to_string()).or_insert((next, 0))
     }
 
+    /// The id `name` has had, if it ever had one (in the configuration now or not).
+    pub(super) fn known(&self, name: &str) -> Option<ProgramId> {
+        self.ids.get(name).map(|&(id, _)| id)
+    }
+
     /// `name` leaves the configuration after run `run`.
     pub(super) fn retire(&mut self, name: &str, run: u64) {
         if let Some(entry) = self.ids.get_mut(name) {

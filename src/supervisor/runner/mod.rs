@@ -18,7 +18,7 @@ mod spawning;
 mod strays;
 mod syslog;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -132,6 +132,9 @@ pub struct Runner {
     seq: u64,
     /// The programs' processes as last looked at for `status`: (seq then, when, by name).
     processes_seen: Option<ProcessesSeen>,
+    /// The groups runs lead, by number, while one input's actions run (see
+    /// `group_of_another`); `None` between inputs.
+    groups_led: Option<HashMap<i32, Vec<ProgramId>>>,
     /// Where the kernel writes cores (read once at start).
     core_pattern: CorePattern,
     /// Processes reaped that belonged to no program.
@@ -201,6 +204,7 @@ impl Runner {
             events,
             seq: 0,
             processes_seen: None,
+            groups_led: None,
             core_pattern: CorePattern::read(),
             orphans_reaped: 0,
             oom_kills: oom_counter.as_ref().and_then(|c| c.count()),
@@ -374,6 +378,7 @@ impl Runner {
                 for action in actions {
                     self.execute(action, &mut queue);
                 }
+                self.groups_led = None;
             }
             // Once the spawns' answers are in: the core knows every run the table names.
             self.share_owners();
@@ -485,7 +490,7 @@ impl Runner {
 
     /// Sends `signal` to process group `pgid` (then SIGCONT when `cont`) and to the processes
     /// of program `run_of`'s run that left it.
-    fn signal(&self, pgid: i32, signal: Signal, cont: bool, run_of: Option<ProgramId>) {
+    fn signal(&mut self, pgid: i32, signal: Signal, cont: bool, run_of: Option<ProgramId>) {
         if self.group_of_another(pgid, run_of) {
             // A run's group number outlived its leader and now names another program's
             // run (pids are reused): that run is not this one's to signal.
@@ -507,14 +512,25 @@ impl Runner {
 
     /// Whether process group `pgid`, signalled for program `run_of`'s run, is led by another
     /// program's current run.
-    fn group_of_another(&self, pgid: i32, run_of: Option<ProgramId>) -> bool {
+    fn group_of_another(&mut self, pgid: i32, run_of: Option<ProgramId>) -> bool {
         let Some(id) = run_of else {
             return false;
         };
-        self.core
-            .programs()
-            .iter()
-            .any(|q| q.id != id && q.phase.pgid() == Some(pgid))
+        // Every group a run leads, read once for all the actions of one input: a container
+        // stop signals thousands of groups in one batch, and a pass over every program for
+        // each made it quadratic. Phases do not change while one input's actions run.
+        let core = &self.core;
+        let led = self.groups_led.get_or_insert_with(|| {
+            let mut led: HashMap<i32, Vec<ProgramId>> = HashMap::new();
+            for q in core.programs() {
+                if let Some(g) = q.phase.pgid() {
+                    led.entry(g).or_default().push(q.id);
+                }
+            }
+            led
+        });
+        led.get(&pgid)
+            .is_some_and(|ids| ids.iter().any(|&q| q != id))
     }
 
     /// Sends a notice to `events` subscribers (routine debug detail stays in the log).
