@@ -20,6 +20,7 @@ pub mod signals;
 pub mod socket_file;
 pub mod stamps;
 pub mod syslog_socket;
+pub mod timer;
 pub mod tty;
 pub mod usage;
 pub mod users;

@@ -18,6 +18,7 @@ use super::http_get::{self, fmt_secs, os_words};
 use super::peer::{self, Next};
 use super::resolve::{LazyResolver, resolve};
 use crate::config::{ExternalCheck, ExternalSpec, HttpTarget};
+use crate::sys::timer::Sleeper;
 
 /// The running check tasks, one per external (none for `exec` ones, which the loop runs).
 #[derive(Default)]
@@ -44,6 +45,14 @@ impl ExternalChecks {
 /// ctrlinit is followed as a stream while it can stream (see `peer.rs`), polled otherwise.
 async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, tx: UnboundedSender<ProbeEvent>) {
     let mut stream_again = tokio::time::Instant::now();
+    // The wait between attempts wakes the loop once (see `sys::timer`).
+    let sleeper = Sleeper::new().ok();
+    let pause = || async {
+        match &sleeper {
+            Some(s) => s.sleep(spec.interval).await,
+            None => tokio::time::sleep(spec.interval).await,
+        }
+    };
     loop {
         if let ExternalCheck::Exec(_) = spec.check {
             // The owner loop spawns it and sends the result itself.
@@ -56,7 +65,7 @@ async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, tx: UnboundedSende
                 return;
             }
             let _ = done.await;
-            tokio::time::sleep(spec.interval).await;
+            pause().await;
             continue;
         }
         if let ExternalCheck::Ctrlinit { at, program } = &spec.check
@@ -73,7 +82,7 @@ async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, tx: UnboundedSende
                 }
                 Next::Gone => return,
             }
-            tokio::time::sleep(spec.interval).await;
+            pause().await;
             continue;
         }
         let (passed, output, peer_run) =
@@ -94,7 +103,7 @@ async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, tx: UnboundedSende
         if tx.send(event).is_err() {
             return;
         }
-        tokio::time::sleep(spec.interval).await;
+        pause().await;
     }
 }
 
