@@ -91,8 +91,9 @@ ready = { file = "{dir}/two.ready" }
 fn routine_checks_have_their_pages_handed_back_after_each_one() {
     // A liveness check every 300 ms that always passes (a tcp connect to this test's
     // listener: no process, so no SIGCHLD, which is work): routine, and nothing else happens.
-    // Each check's pages are handed back as soon as the loop parks after it; with a quiet of
-    // its own to wait for, checks this frequent would leave one release, at start-up.
+    // Checks hand their pages back at most once a second (idle::CHECK_RELEASE_GAP; checks
+    // further apart, as soon as the loop parks after each); with a quiet of its own to wait
+    // for, checks this frequent would leave one release, at start-up.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let init = init()

@@ -1,6 +1,19 @@
 //! When the memory the last burst of work used is handed back (see [`crate::sys::memory`]).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The least time between two releases while only routine checks run. Each release reads
+/// `/proc/self/smaps` and the next check faults its code back (about a millisecond of CPU in
+/// all): after every check of a hundred programs checked each second that would be a tenth of
+/// a core. Checks this far apart or more (an external every 10 s) each have theirs at once.
+pub(crate) const CHECK_RELEASE_GAP: Duration = Duration::from_secs(1);
+
+/// Checks that end this soon after the one a release was asked for belong to its burst (two
+/// externals on one interval end within a millisecond of each other) and are released the
+/// same way, at the park: the release thread serves requests that come while it works with
+/// the same release. Counted from the burst's first check, so a dense stream of checks does
+/// not extend it.
+pub(crate) const CHECK_BURST: Duration = Duration::from_millis(50);
 
 /// While work goes on without a pause long enough for a release, how often the heap is
 /// trimmed all the same (`malloc_trim`, on the release thread; nothing else is dropped). Each
@@ -23,15 +36,44 @@ pub(crate) enum ColdMemory {
     /// A restart, a request: likely to come again soon, and handing its pages back costs the
     /// next one minor faults (about 0.5 ms on a restart), so only after a long quiet.
     AfterWork,
+    /// Routine checks came closer together than [`CHECK_RELEASE_GAP`] after the last
+    /// release: one release at the gap's end covers them all.
+    AfterChecks,
 }
 
 impl ColdMemory {
-    /// The quiet after which to release, if anything is to be released.
-    pub(crate) fn quiet_before_release(self) -> Option<Duration> {
+    /// When to release, if anything is to be released: a quiet after the last work, or the
+    /// end of the gap after the last release.
+    pub(crate) fn release_at(self, last_work: Instant, last_release: Instant) -> Option<Instant> {
         match self {
             ColdMemory::Released => None,
-            ColdMemory::AfterStartup => Some(Duration::from_millis(500)),
-            ColdMemory::AfterWork => Some(Duration::from_secs(5)),
+            ColdMemory::AfterStartup => Some(last_work + Duration::from_millis(500)),
+            ColdMemory::AfterWork => Some(last_work + Duration::from_secs(5)),
+            ColdMemory::AfterChecks => Some(last_release + CHECK_RELEASE_GAP),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_state_releases_after_its_own_quiet_or_gap() {
+        let (work, release) = (Instant::now(), Instant::now() + Duration::from_secs(7));
+        assert_eq!(ColdMemory::Released.release_at(work, release), None);
+        assert_eq!(
+            ColdMemory::AfterStartup.release_at(work, release),
+            Some(work + Duration::from_millis(500))
+        );
+        assert_eq!(
+            ColdMemory::AfterWork.release_at(work, release),
+            Some(work + Duration::from_secs(5))
+        );
+        // Frequent checks: from the last release, not from the last work.
+        assert_eq!(
+            ColdMemory::AfterChecks.release_at(work, release),
+            Some(release + CHECK_RELEASE_GAP)
+        );
     }
 }

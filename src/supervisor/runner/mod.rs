@@ -150,6 +150,9 @@ pub struct Runner {
     last_work: Instant,
     /// When freed heap was last handed back (a release, or a trim amid sustained work).
     last_trim: Instant,
+    /// When cold memory was last handed back, or asked to be at the next park (see
+    /// `idle::CHECK_RELEASE_GAP`).
+    last_release: Instant,
     /// What the run ledger hears.
     ledger: super::ledger::LedgerTap,
     /// The runs the syslog intake was last told of, as (program, main process, session) of
@@ -218,6 +221,7 @@ impl Runner {
             }),
             last_work: Instant::now(),
             last_trim: Instant::now(),
+            last_release: Instant::now(),
             ledger: super::ledger::LedgerTap::new(
                 crate::logs::ledger::previous_boot().is_some(),
                 opts_logs,
@@ -246,8 +250,7 @@ impl Runner {
             let release_at = match deadline {
                 None => self
                     .cold_memory
-                    .quiet_before_release()
-                    .map(|q| self.last_work + q),
+                    .release_at(self.last_work, self.last_release),
                 Some(_) => None,
             };
             let (stray_at, guard_at) = (self.stray_deadline(), self.guard_deadline());
@@ -324,20 +327,35 @@ impl Runner {
     /// After one turn of the loop: work pushes the release of cold memory back (and undoes a
     /// release); the release itself and a routine check that changed nothing do not. A routine
     /// check after a release has its pages handed back as soon as the loop parks: no timer of
-    /// its own, so an idle container with checks wakes only for the checks (issue 22).
+    /// its own, so an idle container with checks wakes only for the checks (issue 22). Checks
+    /// closer together than `idle::CHECK_RELEASE_GAP` share one release at the gap's end.
     fn note_work(&mut self, routine: bool, routine_check: bool) {
         if routine_check {
-            if let (ColdMemory::Released, Some(r)) = (self.cold_memory, &self.releaser) {
-                r.request_at_park();
+            if self.cold_memory == ColdMemory::Released {
+                let now = Instant::now();
+                let since = now.duration_since(self.last_release);
+                if since >= super::idle::CHECK_RELEASE_GAP || since <= super::idle::CHECK_BURST {
+                    if let Some(r) = &self.releaser {
+                        r.request_at_park();
+                    }
+                    if since >= super::idle::CHECK_RELEASE_GAP {
+                        self.last_release = now;
+                    }
+                } else {
+                    self.cold_memory = ColdMemory::AfterChecks;
+                }
             }
-            // Otherwise a release already waits for its quiet, and covers the check.
+            // Otherwise a release already waits, and covers the check.
         } else if !routine {
             self.last_work = Instant::now();
             self.trim_amid_work();
             if let Some(r) = &self.releaser {
                 r.withdraw_at_park();
             }
-            if self.cold_memory == ColdMemory::Released {
+            if matches!(
+                self.cold_memory,
+                ColdMemory::Released | ColdMemory::AfterChecks
+            ) {
                 self.cold_memory = ColdMemory::AfterWork;
             }
         }
@@ -351,6 +369,7 @@ impl Runner {
         // few hundred bytes a program, not to be held while idle.
         self.processes_seen = None;
         self.last_trim = Instant::now();
+        self.last_release = Instant::now();
         if let Some(r) = &self.releaser {
             r.request();
         }
