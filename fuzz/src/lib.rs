@@ -616,10 +616,14 @@ fn drive_logs(dir: &ConfigDir, mut config: Config) {
     let Ok(logs) = Logs::start(Arc::new(config), |_| {}) else {
         return;
     };
-    let (tx, mut follow) = tokio::sync::mpsc::channel(1024);
-    logs.send(Command::Follow {
+    let (tx, mut follow) = tokio::sync::mpsc::channel::<Vec<u8>>(1024);
+    let (nothing, _) = tokio::sync::oneshot::channel();
+    logs.send(Command::Tail {
         programs: Vec::new(),
-        tx,
+        lines: 0,
+        by_program: false,
+        reply: nothing,
+        follow: Some(tx),
     });
     for name in &names {
         let Ok(pipes) = ctrlinit::process::output_pipes(false) else {
@@ -645,6 +649,7 @@ fn drive_logs(dir: &ConfigDir, mut config: Config) {
         lines: 10,
         by_program: false,
         reply,
+        follow: None,
     });
     let _ = tail.blocking_recv();
     logs.shutdown();

@@ -306,11 +306,15 @@ async fn logs(
         Err(r) => return send(w, refused(r)).await,
     };
     let (tx, rx) = oneshot::channel();
+    // The follower is registered with the tail, in one turn of the log thread: no line falls
+    // between the last one the tail shows and the first one followed.
+    let (follow_tx, mut follow_rx) = mpsc::channel(256);
     let _ = h.logs.send(LogCommand::Tail {
-        programs: names.clone(),
+        programs: names,
         lines,
         by_program,
         reply: tx,
+        follow: follow.then_some(follow_tx),
     });
     let text = rx.await.unwrap_or_default();
     let text = String::from_utf8_lossy(&text).into_owned();
@@ -318,11 +322,7 @@ async fn logs(
     if !follow {
         return Ok(());
     }
-    let (tx, mut rx) = mpsc::channel(256);
-    let _ = h.logs.send(LogCommand::Follow {
-        programs: names,
-        tx,
-    });
+    let rx = &mut follow_rx;
     let mut closing = h.closing.clone();
     loop {
         let chunk = tokio::select! {

@@ -90,13 +90,10 @@ pub enum Command {
         by_program: bool,
         /// Where the formatted lines go.
         reply: tokio::sync::oneshot::Sender<Vec<u8>>,
-    },
-    /// Stream new lines of programs (all when empty) until the receiver is dropped.
-    Follow {
-        /// Programs (all when empty).
-        programs: Vec<String>,
-        /// Where formatted blocks go; a follower that cannot keep up misses lines.
-        tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+        /// Then stream the new lines here (`logs -f`) until the receiver is dropped, from the
+        /// same turn of the log thread as the tail: a line written between the tail and a
+        /// follow asked for apart was lost. A follower that cannot keep up misses lines.
+        follow: Option<tokio::sync::mpsc::Sender<Vec<u8>>>,
     },
     /// Append a record to the run ledger (one `write`; nothing when the ledger is off).
     Ledger(Box<crate::model::ledger::Record>),

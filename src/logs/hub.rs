@@ -97,13 +97,16 @@ async fn serve(
                 lines,
                 by_program,
                 reply,
+                follow,
             } => {
                 let _ = reply.send(tail(&shared, &programs, lines, by_program));
+                if let Some(tx) = follow {
+                    shared
+                        .followers
+                        .borrow_mut()
+                        .push(Follower { programs, tx });
+                }
             }
-            Command::Follow { programs, tx } => shared
-                .followers
-                .borrow_mut()
-                .push(Follower { programs, tx }),
             Command::Shutdown => break,
         }
     }
