@@ -7,9 +7,25 @@
 # deployment scenario, deploy/test.sh.)
 # Needs root (PID namespaces, setpriv).
 set -euo pipefail
+self=$(realpath "$0")
 cd "$(dirname "$0")/.."
 
-step() { printf '\n=== %s ===\n' "$*"; }
+# Every step, in order: when one fails, the ones after it are named as skipped, so a failed run
+# says what it did not check.
+mapfile -t STEPS < <(sed -n 's/^step "\(.*\)"$/\1/p' "$self")
+current=-1
+step() {
+    current=$((current + 1))
+    printf '\n=== %s ===\n' "$*"
+}
+skipped() {
+    local rc=$? i
+    [ "$rc" -eq 0 ] && return
+    printf '\ntests/run.sh: step "%s" failed (status %s); not run:\n' "${STEPS[$current]:-setup}" "$rc" >&2
+    for ((i = current + 1; i < ${#STEPS[@]}; i++)); do printf '  - %s\n' "${STEPS[$i]}" >&2; done
+    [ $((current + 1)) -lt ${#STEPS[@]} ] || printf '  (none: it was the last step)\n' >&2
+}
+trap skipped EXIT
 started=$(date +%s)
 
 step "format and lint"
