@@ -16,9 +16,19 @@ use pty::Pty;
 
 const SHELL: &str = "/usr/bin/bash";
 
+/// `unshare`, started with every signal at its default disposition. ctrlinit hands the
+/// dispositions it was started with on to its `--` command, as tini does, so these tests, which
+/// send SIGINT and SIGQUIT and expect their default effect, must not inherit a background
+/// shell's ignored SIGINT and SIGQUIT (`setsid cmd &`, `nohup`, a CI runner).
+fn with_default_signals() -> Command {
+    let mut cmd = Command::new("env");
+    cmd.args(["--default-signal", "unshare"]);
+    cmd
+}
+
 /// `unshare … ctrlinit --socket S -- ARGS` on a pty.
 fn on_a_terminal(dir: &std::path::Path, args: &[&str]) -> Pty {
-    let mut cmd = Command::new("unshare");
+    let mut cmd = with_default_signals();
     cmd.args(["--pid", "--fork", "--mount-proc", "--kill-child", bin()])
         .arg("--socket")
         .arg(dir.join("ctrlinit.sock"))
@@ -33,7 +43,7 @@ fn on_a_terminal(dir: &std::path::Path, args: &[&str]) -> Pty {
 
 /// `unshare … ctrlinit -- ARGS` with piped standard streams.
 fn piped(dir: &std::path::Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new("unshare");
+    let mut cmd = with_default_signals();
     cmd.args(["--pid", "--fork", "--mount-proc", "--kill-child", bin()])
         .arg("--socket")
         .arg(dir.join("ctrlinit.sock"))
