@@ -34,8 +34,9 @@ fn python_as(uid: u32, gid: u32, script: &str) -> std::process::Child {
 }
 
 /// Opens `n` connections to `socket` as this script's user, each asking for `events`, reads the
-/// first line each got within a moment, prints `held H refused R`, then holds them open.
-fn holder_script(socket: &str, n: usize) -> String {
+/// first line each got (until all answered, or none did for `quiet` seconds), prints
+/// `held H refused R`, then holds them open.
+fn holder_script(socket: &str, n: usize, quiet: u32) -> String {
     format!(
         r#"
 import resource, socket, sys, time
@@ -50,13 +51,33 @@ for _ in range({n}):
     except OSError:
         pass
     held.append(s)
+# A refusal is an error line the server wrote before closing. Wait for the answers with one
+# deadline, not a short wait per connection: on a loaded machine an answer may take a while to
+# be scheduled. A connection that is served (held) says nothing, so the wait ends when every
+# connection answered, when none answered for {quiet} s, or at the deadline.
+import selectors
+sel = selectors.DefaultSelector()
+got = {{}}
 for s in held:
-    s.settimeout(0.05)
-    try:
-        if b"error" in s.recv(4096):
-            refused += 1
-    except (socket.timeout, OSError):
-        pass
+    s.setblocking(False)
+    sel.register(s, selectors.EVENT_READ)
+    got[s] = b""
+deadline = time.monotonic() + 60
+last = time.monotonic()
+while got and time.monotonic() < deadline and time.monotonic() - last < {quiet}:
+    for key, _ in sel.select(timeout=0.2):
+        s = key.fileobj
+        try:
+            chunk = s.recv(4096)
+        except OSError:
+            chunk = b""
+        got[s] += chunk
+        if not chunk or b"\n" in got[s]:
+            last = time.monotonic()
+            if b"error" in got[s]:
+                refused += 1
+            sel.unregister(s)
+            del got[s]
 print("held", len(held) - refused, "refused", refused, flush=True)
 time.sleep(3600)
 "#
@@ -87,7 +108,7 @@ fn a_socket_group_member_cannot_starve_root() {
     let mut member = python_as(
         65534,
         65534,
-        &holder_script(init.socket.to_str().unwrap(), 1_100),
+        &holder_script(init.socket.to_str().unwrap(), 1_100, 3),
     );
     let said = read_line(&mut member);
     let counts: Vec<usize> = said
@@ -128,7 +149,7 @@ fn refused_peers_are_answered_at_once_and_hold_nothing() {
     let mut stranger = python_as(
         12345,
         12345,
-        &holder_script(init.socket.to_str().unwrap(), 2_000),
+        &holder_script(init.socket.to_str().unwrap(), 2_000, 60),
     );
     let said = read_line(&mut stranger);
     assert!(
