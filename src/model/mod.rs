@@ -6,7 +6,8 @@
 //! - [`durations`]: durations as users write them;
 //! - [`id::ProgramId`]: a program's identity for as long as ctrlinit runs;
 //! - [`protocol`]: the control protocol's requests and answers, with a typed error;
-//! - [`ledger`]: the run ledger's records (`ledger.jsonl`, `ctrlinit history`).
+//! - [`ledger`]: the run ledger's records (`ledger.jsonl`, `ctrlinit history`);
+//! - [`printable`]: text from outside made safe to show on a terminal.
 
 #![warn(missing_docs)]
 
@@ -14,6 +15,7 @@ pub mod durations;
 pub mod exit;
 pub mod id;
 pub mod ledger;
+pub mod printable;
 pub mod protocol;
 pub mod signals;
 pub mod state;
