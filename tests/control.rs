@@ -4,7 +4,8 @@
 
 mod common;
 
-use std::process::{Child, Command};
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -514,6 +515,57 @@ command = ["/bin/sh", "-c", "i=0; while :; do i=$((i+1)); echo tick-$i; sleep 0.
         .collect();
     // The ring's last line, then live lines, in order, none twice.
     assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "{numbers:?}");
+}
+
+/// A follower whose init goes away says so, instead of ending as if the user had stopped it.
+#[test]
+fn logs_follow_says_when_the_init_goes_away() {
+    let mut init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.tick]
+command = ["/bin/sh", "-c", "i=0; while :; do i=$((i+1)); echo tick-$i; sleep 0.05; done"]
+"#,
+        )
+        .start();
+    init.wait_for_line("tick     | tick-2");
+    let mut clients = Vec::new();
+    for args in [&["logs", "tick", "-f"][..], &["events"][..]] {
+        let mut client = Command::new(bin())
+            .args(args)
+            .env("CTRLINIT_SOCKET", &init.socket)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Connected once it printed something (the ring's lines; the events header).
+        let mut out = BufReader::new(client.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert!(!first.is_empty(), "{args:?} printed nothing");
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        clients.push(client);
+    }
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0);
+    for mut client in clients {
+        let status = wait_until("the follower to end", DEADLINE, || {
+            client.try_wait().unwrap()
+        });
+        let mut err = String::new();
+        client
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(
+            err.contains("the init closed the stream (it stopped or is restarting)"),
+            "a follower ended without a word ({status}): {err:?}"
+        );
+    }
 }
 
 #[test]

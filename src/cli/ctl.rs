@@ -439,10 +439,22 @@ pub fn logs(socket: &Path, names: Vec<String>, lines: usize, follow: bool, by_pr
                 return error_code(kind);
             }
             Ok(Some(other)) => return unexpected(&other),
-            Ok(None) => return EXIT_OK,
+            Ok(None) => return stream_ended("log lines", follow),
             Err(e) => return fail(&e),
         }
     }
+}
+
+/// The init closed a stream the user asked to follow: it stopped or is restarting. Said on
+/// stderr, so a follower does not end as if the user had stopped it; the status stays 0, as
+/// `docker logs -f` ends when its container stops.
+fn stream_ended(what: &str, followed: bool) -> u8 {
+    if followed {
+        eprintln!(
+            "ctrlinit: the init closed the stream (it stopped or is restarting): no more {what}"
+        );
+    }
+    EXIT_OK
 }
 
 /// `ctrlinit events [--json]`.
@@ -487,7 +499,7 @@ pub fn events(socket: &Path, json: bool) -> u8 {
                 continue;
             }
             Ok(Some(other)) => return unexpected(&other),
-            Ok(None) => return EXIT_OK,
+            Ok(None) => return stream_ended("events", true),
             Err(e) => return fail(&e),
         };
         if out
