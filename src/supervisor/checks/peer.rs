@@ -4,10 +4,11 @@
 //! Followed as a stream: the peer's probe endpoint is
 //! asked `/v1/peer?program=NAME&watch=MS` and, if it can stream (its answer's head says
 //! `X-Ctrlinit-Watch`), writes a line at once, one at each change of its program's run, state
-//! or readiness, and the current line again every `MS` (our `interval`). Each line is a check
-//! result, so a peer program's restart reaches the owner loop as it happens instead of at the
-//! next interval, and the keepalive lines keep `successes` and `failures` counting as polling
-//! does.
+//! or readiness, and the current line again every `MS` (our `interval`). A line that changes
+//! something is a check result at once, so a peer program's restart reaches the owner loop as
+//! it happens instead of at the next interval, and the keepalive lines keep `successes` and
+//! `failures` counting as polling does; identical lines closer than that, and a rate no honest
+//! peer sends, are `peer_stream`'s to refuse.
 //!
 //! Falls back to polling (the caller's loop) when the peer answers once: an older ctrlinit that
 //! ignores `watch`, or one whose watch lane is full (`503`); the stream is tried again after
