@@ -366,3 +366,55 @@ fn livez_answers_while_slow_connections_hold_the_port() {
         );
     }
 }
+
+/// A peer's questions have a lane of their own: with a slowloris holding this source's room in
+/// the full lane, `/v1/peer` still answers (and a watch still streams) instead of `503 busy`,
+/// which a dependent container would have read as this one being down.
+#[test]
+fn peer_requests_are_answered_while_slow_connections_hold_the_port() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let port = free_port();
+    let init = init()
+        .file(
+            "a.toml",
+            &format!("[init]\nhttp = \"127.0.0.1:{port}\"\n\n[program.a]\ncommand = [\"sleep\", \"600\"]\n"),
+        )
+        .start();
+    init.wait_states(&["a=running"]);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let open = std::sync::Arc::new(AtomicUsize::new(0));
+    let attacker = slowloris(port, 48, stop.clone(), open.clone());
+    wait_until("40 slow connections open", DEADLINE, || {
+        (open.load(Ordering::Relaxed) >= 40).then_some(())
+    });
+    let answers: Vec<(u16, String)> = (0..10)
+        .map(|_| curl(port, "/v1/peer?program=a", &[]))
+        .collect();
+    // A watch: its head says it streams.
+    let mut watch = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    watch
+        .write_all(b"GET /v1/peer?program=a&watch=1000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    watch
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut head = Vec::new();
+    let mut chunk = [0u8; 512];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match watch.read(&mut chunk) {
+            Ok(n) if n > 0 => head.extend_from_slice(&chunk[..n]),
+            _ => break,
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    attacker.join().unwrap();
+    for (code, body) in &answers {
+        assert_eq!(
+            *code, 200,
+            "a peer's question was refused: {body:?} ({answers:?})"
+        );
+        assert!(body.contains("program=a run=1"), "{body:?}");
+    }
+    let head = String::from_utf8_lossy(&head);
+    assert!(head.contains("X-Ctrlinit-Watch: 1000"), "{head}");
+}

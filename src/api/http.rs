@@ -25,7 +25,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tracing::{debug, warn};
 
 use super::handles::{Handles, closed};
-use super::http_lanes::{Lane, Lanes};
+use super::http_lanes::{Lane, Lanes, Ticket};
 use super::metrics::{CONTENT_TYPE, Own, render};
 use super::warn_limit::{Limited, unsaid_note};
 use crate::supervisor::control::{Control, Detail};
@@ -79,7 +79,7 @@ pub(crate) async fn serve(listener: TcpListener, handles: Handles) {
             let mut ticket = ticket;
             let mut stream = stream;
             let bound = WHOLE_HEAD + ANSWER_TIME;
-            match tokio::time::timeout(bound, one(&mut stream, ticket.lane(), &handles)).await {
+            match tokio::time::timeout(bound, one(&mut stream, &mut ticket, &handles)).await {
                 // A peer's watch: it outlives the request's bound, in a lane of its own.
                 Ok(Ok(Some((name, every)))) => {
                     super::peer_http::watch(stream, &mut ticket, &name, every, &handles).await
@@ -109,31 +109,40 @@ impl Answer {
     }
 }
 
-/// Serves one connection: one request, one answer (in the probe lane, only `/livez` and
-/// `/readyz` are answered). A peer's watch, asked in the full lane, is returned to be served
+/// Serves one connection: one request, one answer (in the probe lane, only `/livez`,
+/// `/readyz` and a peer's `/v1/peer`, moved to its own lane, are answered). A peer's watch, asked in the full lane, is returned to be served
 /// past this request's bound: (program, keepalive period).
 async fn one(
     stream: &mut TcpStream,
-    lane: Lane,
+    ticket: &mut Ticket,
     handles: &Handles,
 ) -> std::io::Result<Option<(String, Duration)>> {
+    let lane = ticket.lane();
     let deadlines = match lane {
         Lane::Probes => (PROBE_HEAD, PROBE_HEAD),
-        Lane::Full | Lane::Watch => (FIRST_BYTE, WHOLE_HEAD),
+        Lane::Full | Lane::Watch | Lane::Peer => (FIRST_BYTE, WHOLE_HEAD),
     };
     let Some(head) = read_head(stream, deadlines).await? else {
         return Ok(None);
     };
     let answer = match parse(&head) {
         Err(answer) => answer,
-        Ok((method, path)) if lane == Lane::Full && method == "GET" => {
+        Ok((method, path))
+            if matches!(lane, Lane::Full | Lane::Probes) && method == "GET" && is_peer(&path) =>
+        {
             if let Some(query) = path.strip_prefix("/v1/peer?")
                 && let (name, Some(every)) = super::peer_http::query(query)
             {
                 return Ok(Some((name.to_string(), every)));
             }
+            // A peer's one question, in a lane of its own when it came in the probe lane.
+            if !ticket.move_to_peer() {
+                let _ = tokio::time::timeout(ANSWER_TIME, stream.write_all(BUSY)).await;
+                return Ok(None);
+            }
             route(&path, handles).await
         }
+        Ok((method, path)) if lane == Lane::Full && method == "GET" => route(&path, handles).await,
         Ok((_, path)) if lane == Lane::Probes && path != "/livez" && path != "/readyz" => {
             let _ = tokio::time::timeout(ANSWER_TIME, stream.write_all(BUSY)).await;
             return Ok(None);
@@ -151,6 +160,11 @@ async fn one(
     };
     let length = answer.body.len();
     write(stream, &answer, length).await.map(|()| None)
+}
+
+/// Whether `path` is a peer's question (`/v1/peer`, with or without its query).
+fn is_peer(path: &str) -> bool {
+    path == "/v1/peer" || path.starts_with("/v1/peer?")
 }
 
 /// The request head, up to its blank line; `None` when the client closed first, or sent no

@@ -7,12 +7,15 @@
 //!   one address; any path, a request head within the deadlines of `http.rs`;
 //! - the **probe lane**, for what the full lane refuses: at most [`PROBE_LANE`] connections
 //!   that must send their whole head within a fraction of a second (a probe sends it in its
-//!   first packet) and get only `/livez` and `/readyz` answered (the rest `503 busy`).
+//!   first packet) and get only `/livez`, `/readyz` and a peer's `/v1/peer` answered (the rest
+//!   `503 busy`).
 //!
-//! A peer's watch (`/v1/peer?…&watch=MS`, held open) starts in the full lane and moves to a
-//! **watch lane** of its own once its request is read: at most [`MAX_WATCHES`], at most
-//! [`WATCHES_PER_SOURCE`] from one address. It gives its full-lane slot back as it moves, and
-//! never enters the probe lane, so watches cannot take the probes' room nor hold the full lane.
+//! A peer's watch (`/v1/peer?…&watch=MS`, held open) moves to a **watch lane** of its own once
+//! its request is read: at most [`MAX_WATCHES`], at most [`WATCHES_PER_SOURCE`] from one
+//! address. It gives its full- or probe-lane slot back as it moves, so watches cannot take the
+//! probes' room nor hold the full lane. A peer's one answer (`/v1/peer?program=…`) read in the
+//! probe lane (the full lane being held, say by a slowloris) moves to a **peer lane** of
+//! [`PEER_LANE`]: a dependent container must not read "busy" as a verdict on this one.
 //!
 //! A connection neither lane takes is told `busy` and closed at once. Every slot is given back
 //! by its [`Ticket`]'s drop, however the connection ends.
@@ -36,18 +39,23 @@ pub(crate) const MAX_WATCHES: usize = 32;
 /// Of those, the most one source address may hold (one per external it checks).
 pub(crate) const WATCHES_PER_SOURCE: usize = 8;
 
+/// Peers' one-answer requests served at once from the probe lane.
+pub(crate) const PEER_LANE: usize = 16;
+
 /// Which lane a connection got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Lane {
     Full,
     Probes,
     Watch,
+    Peer,
 }
 
 #[derive(Debug, Default)]
 struct Counts {
     full: usize,
     probes: usize,
+    peers: usize,
     by_source: HashMap<IpAddr, usize>,
     watches: usize,
     watches_by_source: HashMap<IpAddr, usize>,
@@ -83,20 +91,59 @@ impl Ticket {
         self.lane
     }
 
-    /// Moves a full-lane connection to the watch lane, giving its full-lane slot back; false
+    /// Moves a full- or probe-lane connection to the watch lane, giving its slot back; false
     /// (and nothing changed) when the watch lane has no room for its source.
     pub(crate) fn move_to_watch(&mut self) -> bool {
         let mut c = self.lanes.lock();
         let mine = c.watches_by_source.get(&self.source).copied().unwrap_or(0);
-        if self.lane != Lane::Full || c.watches >= MAX_WATCHES || mine >= WATCHES_PER_SOURCE {
+        if !matches!(self.lane, Lane::Full | Lane::Probes)
+            || c.watches >= MAX_WATCHES
+            || mine >= WATCHES_PER_SOURCE
+        {
             return false;
         }
-        c.full = c.full.saturating_sub(1);
-        release(&mut c.by_source, self.source);
+        c.give_back(self.lane, self.source);
         c.watches += 1;
         *c.watches_by_source.entry(self.source).or_default() += 1;
         self.lane = Lane::Watch;
         true
+    }
+
+    /// Moves a probe-lane connection that asked a peer's question to the peer lane, giving its
+    /// probe-lane slot back; false (nothing changed) when the peer lane is full. A full-lane
+    /// connection stays where it is (true): it has its room already.
+    pub(crate) fn move_to_peer(&mut self) -> bool {
+        match self.lane {
+            Lane::Full | Lane::Peer => return true,
+            Lane::Watch => return false,
+            Lane::Probes => {}
+        }
+        let mut c = self.lanes.lock();
+        if c.peers >= PEER_LANE {
+            return false;
+        }
+        c.give_back(Lane::Probes, self.source);
+        c.peers += 1;
+        self.lane = Lane::Peer;
+        true
+    }
+}
+
+impl Counts {
+    /// The slot of a connection from `source` in `lane`, given back.
+    fn give_back(&mut self, lane: Lane, source: IpAddr) {
+        match lane {
+            Lane::Probes => self.probes = self.probes.saturating_sub(1),
+            Lane::Peer => self.peers = self.peers.saturating_sub(1),
+            Lane::Full => {
+                self.full = self.full.saturating_sub(1);
+                release(&mut self.by_source, source);
+            }
+            Lane::Watch => {
+                self.watches = self.watches.saturating_sub(1);
+                release(&mut self.watches_by_source, source);
+            }
+        }
     }
 }
 
@@ -129,18 +176,7 @@ impl Lanes {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        let mut c = self.lanes.lock();
-        match self.lane {
-            Lane::Probes => c.probes = c.probes.saturating_sub(1),
-            Lane::Full => {
-                c.full = c.full.saturating_sub(1);
-                release(&mut c.by_source, self.source);
-            }
-            Lane::Watch => {
-                c.watches = c.watches.saturating_sub(1);
-                release(&mut c.watches_by_source, self.source);
-            }
-        }
+        self.lanes.lock().give_back(self.lane, self.source);
     }
 }
 
@@ -213,15 +249,47 @@ mod tests {
             .map(|n| lanes.admit(source(n)).unwrap())
             .collect();
         assert!(full.iter().all(|t| t.lane() == Lane::Full));
-        let mut probes: Vec<Ticket> = (0..PROBE_LANE)
+        let probes: Vec<Ticket> = (0..PROBE_LANE)
             .map(|n| lanes.admit(source(1000 + n)).unwrap())
             .collect();
         assert!(probes.iter().all(|t| t.lane() == Lane::Probes));
-        assert!(!probes[0].move_to_watch());
         assert!(lanes.admit(b).is_none());
         drop(watches);
         drop(full);
         let mut again = lanes.admit(b).unwrap();
         assert!(again.move_to_watch());
+    }
+
+    #[test]
+    fn a_peer_asking_in_the_probe_lane_gets_a_lane_of_its_own() {
+        let lanes = Arc::new(Lanes::default());
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let _full: Vec<Ticket> = (0..PER_SOURCE).map(|_| lanes.admit(a).unwrap()).collect();
+        // The full lane has no room for `a`: its peer requests come in the probe lane, and
+        // move out of it, to the peer lane (one-answer) or the watch lane.
+        let mut watch = lanes.admit(a).unwrap();
+        assert_eq!(watch.lane(), Lane::Probes);
+        assert!(watch.move_to_watch());
+        let mut peers = Vec::new();
+        for _ in 0..PEER_LANE {
+            let mut t = lanes.admit(a).unwrap();
+            assert_eq!(t.lane(), Lane::Probes);
+            assert!(t.move_to_peer());
+            assert_eq!(t.lane(), Lane::Peer);
+            peers.push(t);
+        }
+        let mut one_more = lanes.admit(a).unwrap();
+        assert!(!one_more.move_to_peer(), "past the peer lane's cap");
+        drop(one_more);
+        // The probe lane is whole: peers hold none of it.
+        let probes: Vec<Ticket> = (0..PROBE_LANE).map(|_| lanes.admit(a).unwrap()).collect();
+        assert!(probes.iter().all(|t| t.lane() == Lane::Probes));
+        assert!(lanes.admit(a).is_none());
+        drop(peers);
+        let mut again = lanes.admit(a);
+        assert!(again.is_none(), "the probe lane is still full");
+        drop(probes);
+        again = lanes.admit(a);
+        assert!(again.as_mut().is_some_and(|t| t.move_to_peer()));
     }
 }

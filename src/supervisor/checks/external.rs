@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
-use super::events::ProbeEvent;
+use super::events::{Mailbox, ProbeEvent, Report};
 use super::http_get::{self, fmt_secs, os_words};
 use super::peer::{self, Next};
 use super::resolve::{LazyResolver, resolve};
@@ -35,15 +35,17 @@ impl ExternalChecks {
         let resolver = Arc::new(OnceLock::new());
         for spec in specs {
             let spec = Arc::new(spec.clone());
-            let (tx, resolver) = (tx.clone(), Arc::clone(&resolver));
-            self.tasks.push(tokio::spawn(run(spec, resolver, tx)));
+            let mailbox = Mailbox::new(spec.name.clone(), tx.clone());
+            let resolver = Arc::clone(&resolver);
+            self.tasks.push(tokio::spawn(run(spec, resolver, mailbox)));
         }
     }
 }
 
 /// Checks `spec` forever: an attempt, its result sent, `interval`, and again. A peer
 /// ctrlinit is followed as a stream while it can stream (see `peer.rs`), polled otherwise.
-async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, tx: UnboundedSender<ProbeEvent>) {
+/// Its results go to `mailbox`, the latest only (see `events::Mailbox`).
+async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, mailbox: Arc<Mailbox>) {
     let mut stream_again = tokio::time::Instant::now();
     // The wait between attempts wakes the loop once (see `sys::timer`).
     let sleeper = Sleeper::new().ok();
@@ -61,7 +63,7 @@ async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, tx: UnboundedSende
                 name: spec.name.clone(),
                 done: done_tx,
             };
-            if tx.send(due).is_err() {
+            if !mailbox.tell(due) {
                 return;
             }
             let _ = done.await;
@@ -71,7 +73,7 @@ async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, tx: UnboundedSende
         if let ExternalCheck::Ctrlinit { at, program } = &spec.check
             && tokio::time::Instant::now() >= stream_again
         {
-            match peer::follow(&spec, at, program, &resolver, &tx).await {
+            match peer::follow(&spec, at, program, &resolver, &mailbox).await {
                 Next::Again => continue,
                 Next::Wait => {}
                 Next::Poll { sent } => {
@@ -85,41 +87,30 @@ async fn run(spec: Arc<ExternalSpec>, resolver: LazyResolver, tx: UnboundedSende
             pause().await;
             continue;
         }
-        let (passed, output, peer_run) =
-            match tokio::time::timeout(spec.timeout, attempt(&spec, &resolver)).await {
-                Ok(r) => r,
-                Err(_) => (
-                    false,
-                    format!("timed out after {}", fmt_secs(spec.timeout)),
-                    None,
-                ),
-            };
-        let event = ProbeEvent::External {
-            name: spec.name.clone(),
-            passed,
-            output,
-            peer_run,
+        let report = match tokio::time::timeout(spec.timeout, attempt(&spec, &resolver)).await {
+            Ok(r) => r,
+            Err(_) => Report::failed(format!("timed out after {}", fmt_secs(spec.timeout))),
         };
-        if tx.send(event).is_err() {
+        if !mailbox.post(report) {
             return;
         }
         pause().await;
     }
 }
 
-/// One attempt: (passed, what it found, the peer's run).
-async fn attempt(spec: &ExternalSpec, resolver: &LazyResolver) -> (bool, String, Option<String>) {
+/// One attempt's result.
+async fn attempt(spec: &ExternalSpec, resolver: &LazyResolver) -> Report {
     let Some(at) = spec.check.host() else {
-        return (false, "not an in-process check".into(), None);
+        return Report::failed("not an in-process check".into());
     };
     let addr = match resolve(at, resolver).await {
         Ok(a) => a,
-        Err(e) => return (false, e, None),
+        Err(e) => return Report::failed(e),
     };
-    match &spec.check {
+    let (passed, output) = match &spec.check {
         ExternalCheck::Tcp(_) => match tokio::net::TcpStream::connect(addr).await {
-            Ok(_) => (true, format!("connected to {addr}"), None),
-            Err(e) => (false, os_words(&e), None),
+            Ok(_) => (true, format!("connected to {addr}")),
+            Err(e) => (false, os_words(&e)),
         },
         ExternalCheck::Http { url, path, .. } => {
             let target = HttpTarget {
@@ -129,14 +120,16 @@ async fn attempt(spec: &ExternalSpec, resolver: &LazyResolver) -> (bool, String,
                 path: path.clone(),
             };
             match http_get::get(&target, spec.timeout).await {
-                Ok(answer) => (answer.passed(), answer.line, None),
-                Err(e) => (false, e, None),
+                Ok(answer) => (answer.passed(), answer.line),
+                Err(e) => (false, e),
             }
         }
-        ExternalCheck::Ctrlinit { program, .. } => match peer::poll(addr, at, program).await {
-            Ok((ready, line, run)) => (ready, line, Some(run)),
-            Err(e) => (false, e, None),
-        },
-        ExternalCheck::Exec(_) => (false, "not an in-process check".into(), None),
+        ExternalCheck::Ctrlinit { program, .. } => return peer::poll(addr, at, program).await,
+        ExternalCheck::Exec(_) => (false, "not an in-process check".into()),
+    };
+    Report {
+        passed: Some(passed),
+        output,
+        peer_run: None,
     }
 }

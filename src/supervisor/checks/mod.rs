@@ -4,7 +4,7 @@
 //! http, file freshness, heartbeat, silence), the HTTP client (`http_get`) and the events checks
 //! send to the owner loop (`events`). External dependencies' checks (`external`) use the same
 //! attempts, with names resolved; a peer ctrlinit's program is followed as a stream when the
-//! peer can (`peer`); names are resolved by `resolve`. Checks never touch program state: each runs as its own task
+//! peer can (`peer`, its stream bounded by `peer_stream`); names are resolved by `resolve`. Checks never touch program state: each runs as its own task
 //! (one timer per check) and reports results as events; the owner loop decides.
 
 pub(crate) mod events;
@@ -14,5 +14,6 @@ pub(crate) mod http_get;
 pub(crate) mod in_process;
 pub(crate) mod liveness;
 pub(crate) mod peer;
+pub(crate) mod peer_stream;
 pub(crate) mod readiness;
 pub(crate) mod resolve;

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use super::{Action, Core, Level};
 use crate::config::{ExternalSpec, OnTimeout};
+use crate::model::printable::escape_controls;
 use crate::supervisor::external::{External, ExternalState};
 
 impl Core {
@@ -71,7 +72,12 @@ impl Core {
         };
         let e = &mut self.externals[k];
         e.checks += 1;
-        e.last = Some(format!("{}: {output}", e.spec.check.describe()));
+        // What the other side said is shown and logged as text.
+        e.last = Some(format!(
+            "{}: {}",
+            e.spec.check.describe(),
+            escape_controls(&output)
+        ));
         if passed {
             e.fails = 0;
             e.passes = e.passes.saturating_add(1);
@@ -96,6 +102,23 @@ impl Core {
                 self.propagate_external(k, now, acts);
             }
         }
+        self.refresh_waiting_reasons(k);
+    }
+
+    /// A check of external `name` got no verdict (its peer is busy): said, but neither a pass
+    /// nor a failure, so one container's probe port under attack does not restart the programs
+    /// of every container that depends on it.
+    pub(super) fn external_no_verdict(&mut self, name: &str, output: &str) {
+        let Some(k) = self.external_index(name) else {
+            return;
+        };
+        let e = &mut self.externals[k];
+        e.checks += 1;
+        e.last = Some(format!(
+            "{}: {}",
+            e.spec.check.describe(),
+            escape_controls(output)
+        ));
         self.refresh_waiting_reasons(k);
     }
 

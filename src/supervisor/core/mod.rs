@@ -224,6 +224,13 @@ pub enum Input {
         /// checks is seen.
         peer_run: Option<String>,
     },
+    /// An external's check got no verdict (a peer's `503 busy`): its state stands.
+    ExternalNoVerdict {
+        /// The external.
+        name: String,
+        /// What the other side said.
+        output: String,
+    },
 }
 
 /// Something the shell must do.
@@ -655,6 +662,7 @@ impl Core {
                 output,
                 peer_run,
             } => self.external_checked(&name, passed, output, peer_run, now, &mut acts),
+            Input::ExternalNoVerdict { name, output } => self.external_no_verdict(&name, &output),
         }
         self.settle(now, &mut acts);
         self.announce_waiting(&mut acts);

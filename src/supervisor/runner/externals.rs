@@ -9,17 +9,22 @@ impl Runner {
     /// A check task's report: a result for the core, or an `exec` check to start.
     pub(super) fn on_external_event(&mut self, event: ProbeEvent) {
         match event {
-            ProbeEvent::External {
-                name,
-                passed,
-                output,
-                peer_run,
-            } => self.feed(Input::ExternalChecked {
-                name,
-                passed,
-                output,
-                peer_run,
-            }),
+            ProbeEvent::External { mailbox } => {
+                let Some(r) = mailbox.take() else { return };
+                let name = mailbox.name.clone();
+                match r.passed {
+                    Some(passed) => self.feed(Input::ExternalChecked {
+                        name,
+                        passed,
+                        output: r.output,
+                        peer_run: r.peer_run,
+                    }),
+                    None => self.feed(Input::ExternalNoVerdict {
+                        name,
+                        output: r.output,
+                    }),
+                }
+            }
             ProbeEvent::ExternalExecDue { name, done } => self.start_external_exec(name, done),
             ProbeEvent::ExternalExecOverdue { pid } => {
                 if let Some(x) = self.external_execs.get_mut(&pid) {

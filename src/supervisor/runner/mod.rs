@@ -79,6 +79,10 @@ struct Reloaded {
     replies: Vec<Option<ReloadReply>>,
 }
 
+/// Checks' reports served in a row before a turn serves the rest (requests, deadlines) first:
+/// however fast reports come, a `status` waits for at most this many.
+const PROBE_TURNS: u32 = 32;
+
 /// The owner of all program state.
 pub struct Runner {
     core: Core,
@@ -101,6 +105,8 @@ pub struct Runner {
     /// Where check tasks report.
     probe_tx: UnboundedSender<ProbeEvent>,
     probe_events: UnboundedReceiver<ProbeEvent>,
+    /// Turns in a row that served a check's report (see [`PROBE_TURNS`]).
+    probe_streak: u32,
     /// The sd_notify socket, while some program speaks sd_notify.
     notify: Option<NotifyIntake>,
     /// The network watch (`[init.network]`), when configured and opened.
@@ -194,6 +200,7 @@ impl Runner {
             evidence: std::collections::HashMap::new(),
             probe_tx: tx,
             probe_events,
+            probe_streak: 0,
             notify: None,
             network: None,
             external_checks: Default::default(),
@@ -256,13 +263,17 @@ impl Runner {
             let (stray_at, guard_at) = (self.stray_deadline(), self.guard_deadline());
             // `routine`: the release itself; `routine_check`: a check that changed nothing.
             let (mut routine, mut routine_check) = (false, false);
+            let (probes_first, mut probe_turn) = (self.probe_streak < PROBE_TURNS, false);
             tokio::select! {
                 biased;
                 arrived = signals.recv() => match arrived {
                     Ok(arrived) => self.on_signals(&arrived),
                     Err(e) => error!("failed to read signals: {e}"),
                 },
-                Some(event) = self.probe_events.recv() => routine_check = self.on_probe_event(event),
+                Some(event) = self.probe_events.recv(), if probes_first => {
+                    probe_turn = true;
+                    routine_check = self.on_probe_event(event);
+                }
                 // A due deadline (a backoff ending, a SIGKILL escalation) goes before requests:
                 // a storm of clients keeps the request channel busy and must not starve it.
                 _ = sleep_until(deadline), if deadline.is_some() => self.feed(Input::Tick),
@@ -281,7 +292,10 @@ impl Runner {
                     self.release_memory();
                     routine = true;
                 }
+                // Reports held back this turn and nothing else to do: they go first again.
+                () = std::future::ready(()), if !probes_first => routine = true,
             }
+            self.probe_streak = if probe_turn { self.probe_streak + 1 } else { 0 };
             self.note_work(routine, routine_check);
             self.start_queued_reload();
         }
