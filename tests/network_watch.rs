@@ -117,6 +117,30 @@ fn every_interface_gone_for_the_grace_stops_the_container_with_exit_code() {
 }
 
 #[test]
+fn a_watched_interface_renamed_is_gone_and_one_renamed_to_its_name_is_back() {
+    let ns = Netns::with(Some("eth7"));
+    let mut init = init()
+        .under(&["nsenter", &ns.enter()])
+        .file("a.toml", &config("exit", "30s", ""))
+        .start();
+    init.wait_for_line("network: watching eth7");
+    init.wait_for_line("web: starting -> running");
+    // No event on eth7 before this one: ctrlinit knew it only from its start-up list.
+    ns.ip(&["link", "set", "eth7", "name", "eth8"]);
+    init.wait_for_line("network: eth7 is gone");
+    ns.ip(&["link", "set", "eth8", "name", "eth7"]);
+    init.wait_for_line("network: eth7 is back after");
+    let (code, status) = init.ctl(&["status"]);
+    assert_eq!(code, 0, "{status}");
+    assert!(
+        status.contains("network: present (eth7 present)"),
+        "{status}"
+    );
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0, "{}", init.output());
+}
+
+#[test]
 fn an_interface_back_within_the_grace_stops_nothing() {
     let ns = Netns::with(Some("eth7"));
     let mut init = init()
