@@ -10,6 +10,7 @@ use tracing::{debug, warn};
 
 use super::network::{LinkNames, NetWatch, Outcome};
 use crate::config::NetworkWatch;
+use crate::model::printable::escape_controls;
 use crate::sys::netlink::{LinkChange, LinkEvents, links_now};
 
 /// Datagrams read per turn of the loop.
@@ -36,7 +37,7 @@ impl Links {
             .into_async()
             .map_err(|e| format!("failed to register the netlink socket: {e}"))?;
         let present =
-            links_now().map_err(|e| format!("failed to list the network interfaces: {e}"))?;
+            shown(links_now().map_err(|e| format!("failed to list the network interfaces: {e}"))?);
         let by_name: Vec<String> = present.iter().map(|(_, n)| n.clone()).collect();
         let (watch, outcomes) = NetWatch::new(settings, &by_name);
         Ok((
@@ -102,16 +103,18 @@ impl Links {
     fn apply(&mut self, change: LinkChange, now: Instant, wall: SystemTime) -> Vec<Outcome> {
         match change {
             LinkChange::Present { index, name, up } => {
+                let name = escape_controls(&name).into_owned();
                 debug!("network: link {name} (index {index}) present, up: {up}");
                 self.watch
                     .link_present(&mut self.names, index, &name, now, wall)
             }
             LinkChange::Gone { index, name } => {
+                let name = escape_controls(&name).into_owned();
                 debug!("network: link {name} (index {index}) deleted");
                 self.watch
                     .link_gone(&mut self.names, index, &name, now, wall)
             }
-            LinkChange::Resync => match links_now() {
+            LinkChange::Resync => match links_now().map(shown) {
                 Ok(present) => {
                     debug!("network: link events were lost; listed the interfaces again");
                     self.watch
@@ -124,4 +127,15 @@ impl Links {
             },
         }
     }
+}
+
+/// The links with their names as shown: the kernel takes any byte but `/`, `:` and white space
+/// in a name, so whoever may name an interface in the namespace could put a terminal escape in
+/// `status`, the console and `ctrlinit.log`. Escaped once, here, the name is the same everywhere
+/// (and a configured name, validated, never needs it).
+fn shown(links: Vec<(i32, String)>) -> Vec<(i32, String)> {
+    links
+        .into_iter()
+        .map(|(i, n)| (i, escape_controls(&n).into_owned()))
+        .collect()
 }
