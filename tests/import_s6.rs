@@ -536,8 +536,10 @@ fn a_layout_too_big_to_read_is_refused_with_the_limit() {
         std::fs::write(d.join(format!("{i:04}")), "#!/bin/sh\n").unwrap();
     }
     let ran = import_s6(dir.path(), "big", &dir.path().join("o"));
+    assert_eq!(ran.code, 2, "{}", ran.all());
     assert!(
-        ran.stderr.contains("more than 1000 entries"),
+        ran.stderr.contains("1001 names in this directory")
+            && ran.stderr.contains("1000 a directory"),
         "{}",
         ran.all()
     );
@@ -549,4 +551,79 @@ fn a_layout_too_big_to_read_is_refused_with_the_limit() {
     let ran = import_s6(dir.path(), "huge", &dir.path().join("o2"));
     assert_eq!(ran.code, 2, "{}", ran.all());
     assert!(ran.stderr.contains("over the limit"), "{}", ran.stderr);
+}
+
+/// Writes an s6-rc longrun `name` under `rc` that depends on `deps`.
+fn longrun(rc: &Path, name: &str, deps: &[&str]) {
+    let d = rc.join(name);
+    std::fs::create_dir_all(d.join("dependencies.d")).unwrap();
+    std::fs::write(d.join("type"), "longrun\n").unwrap();
+    std::fs::write(d.join("run"), "#!/bin/sh\nexec sleep 1000\n").unwrap();
+    for dep in deps {
+        std::fs::write(d.join("dependencies.d").join(dep), "").unwrap();
+    }
+}
+
+#[test]
+fn a_dependency_cycle_or_a_bundle_holding_itself_is_refused_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rc = d.join("cycle/etc/s6-overlay/s6-rc.d");
+    longrun(&rc, "a", &["b"]);
+    longrun(&rc, "b", &["a"]);
+    longrun(&rc, "c", &["a"]);
+    std::fs::create_dir_all(rc.join("user/contents.d")).unwrap();
+    std::fs::write(rc.join("user/type"), "bundle\n").unwrap();
+    std::fs::write(rc.join("user/contents.d/c"), "").unwrap();
+    let ran = import_s6(d, "cycle", &d.join("o1"));
+    assert_eq!(ran.code, 2, "{}", ran.all());
+    assert!(
+        ran.stderr.contains("cycle/etc/s6-overlay/s6-rc.d/a")
+            && ran.stderr.contains("a dependency cycle (a -> b -> a)"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!d.join("o1").exists(), "nothing is written");
+    // A bundle that holds itself through another.
+    let rc = d.join("bundle/etc/s6-overlay/s6-rc.d");
+    longrun(&rc, "web", &[]);
+    for (name, holds) in [
+        ("user", "web"),
+        ("user", "grp"),
+        ("grp", "inner"),
+        ("inner", "grp"),
+    ] {
+        std::fs::create_dir_all(rc.join(name).join("contents.d")).unwrap();
+        std::fs::write(rc.join(name).join("type"), "bundle\n").unwrap();
+        std::fs::write(rc.join(name).join("contents.d").join(holds), "").unwrap();
+    }
+    let ran = import_s6(d, "bundle", &d.join("o2"));
+    assert_eq!(ran.code, 2, "{}", ran.all());
+    assert!(
+        ran.stderr
+            .contains("the bundle grp contains itself (grp -> inner -> grp)"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!d.join("o2").exists(), "nothing is written");
+}
+
+#[test]
+fn more_services_than_the_directory_cap_are_refused_with_the_count_and_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("many/etc/s6-overlay/s6-rc.d");
+    for i in 0..1500 {
+        longrun(&rc, &format!("svc{i:04}"), &[]);
+    }
+    let ran = import_s6(dir.path(), "many", &dir.path().join("o"));
+    assert_eq!(ran.code, 2, "{}", ran.all());
+    for says in [
+        "many/etc/s6-overlay/s6-rc.d",
+        "1500 names in this directory",
+        "1000 a directory",
+        "remove what the image does not run",
+    ] {
+        assert!(ran.stderr.contains(says), "{says:?} in {}", ran.stderr);
+    }
+    assert!(!dir.path().join("o").exists(), "nothing is written");
 }

@@ -117,6 +117,49 @@ fn every_interface_gone_for_the_grace_stops_the_container_with_exit_code() {
 }
 
 #[test]
+fn a_watched_interface_renamed_is_gone_and_one_renamed_to_its_name_is_back() {
+    let ns = Netns::with(Some("eth7"));
+    let mut init = init()
+        .under(&["nsenter", &ns.enter()])
+        .file("a.toml", &config("exit", "30s", ""))
+        .start();
+    init.wait_for_line("network: watching eth7");
+    init.wait_for_line("web: starting -> running");
+    // No event on eth7 before this one: ctrlinit knew it only from its start-up list.
+    ns.ip(&["link", "set", "eth7", "name", "eth8"]);
+    init.wait_for_line("network: eth7 is gone");
+    ns.ip(&["link", "set", "eth8", "name", "eth7"]);
+    init.wait_for_line("network: eth7 is back after");
+    let (code, status) = init.ctl(&["status"]);
+    assert_eq!(code, 0, "{status}");
+    assert!(
+        status.contains("network: present (eth7 present)"),
+        "{status}"
+    );
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0, "{}", init.output());
+}
+
+#[test]
+fn an_interface_name_with_a_terminal_escape_is_shown_escaped() {
+    let ns = Netns::with(Some("e\x1b[7mx"));
+    let mut init = init()
+        .under(&["nsenter", &ns.enter()])
+        .file("a.toml", &config("warn", "30s", ""))
+        .start();
+    init.wait_for_line("network: watching e\\e[7mx");
+    init.wait_for_line("web: starting -> running");
+    let (_, status) = init.ctl(&["status"]);
+    assert!(status.contains("e\\e[7mx present"), "{status}");
+    assert!(!status.contains('\x1b'), "{status:?}");
+    ns.ip(&["link", "del", "e\x1b[7mx"]);
+    init.wait_for_line("network: e\\e[7mx is gone");
+    assert!(!init.output().contains('\x1b'), "{:?}", init.output());
+    init.signal("TERM");
+    assert_eq!(init.wait_exit(DEADLINE), 0, "{}", init.output());
+}
+
+#[test]
 fn an_interface_back_within_the_grace_stops_nothing() {
     let ns = Netns::with(Some("eth7"));
     let mut init = init()

@@ -114,12 +114,16 @@ impl LinkEvents {
     }
 }
 
-/// The interfaces of this network namespace now, by name (the loopback included).
-pub fn interfaces_now() -> io::Result<Vec<String>> {
+/// The interfaces of this network namespace now, with their indexes (the loopback included):
+/// a later rename names only the index.
+pub fn links_now() -> io::Result<Vec<(i32, String)>> {
     let list = nix::net::if_::if_nameindex()?;
     Ok(list
         .iter()
-        .map(|i| i.name().to_string_lossy().into_owned())
+        .map(|i| {
+            let index = i32::try_from(i.index()).unwrap_or(i32::MAX);
+            (index, i.name().to_string_lossy().into_owned())
+        })
         .collect())
 }
 

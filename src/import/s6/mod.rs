@@ -10,6 +10,7 @@
 //! dependencies, [`translate`] writes one file per unit, and [`stop_tasks`] carries the work
 //! s6-overlay did on the way down. Nothing is run; each note names the file and line.
 
+pub mod cycles;
 pub mod detect;
 pub mod execline;
 pub mod idioms;
@@ -54,6 +55,7 @@ pub fn import(root: &Path) -> Result<Imported, Vec<InputError>> {
     }
     if found.v3 {
         v3::read(&mut tree, &mut layout, &mut notes, &mut errors);
+        cycles::check(&layout, &tree.shown(Path::new(v3::DIR)), &mut errors);
     }
     if !errors.is_empty() {
         return Err(errors);

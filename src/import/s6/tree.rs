@@ -8,7 +8,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::import::Note;
+use crate::import::{InputError, Note};
 use crate::sys::files::{ReadError, read_regular};
 
 /// The most a file of the layout may hold (scripts, one-line settings).
@@ -40,6 +40,26 @@ pub enum Contents {
     Text(String),
     /// Bytes that are not such text; the words say why.
     Binary(&'static str),
+}
+
+/// Why a directory's names were not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListError {
+    /// More than [`MAX_ENTRIES`] names: how many there are.
+    TooMany {
+        /// The names counted (dot names left out).
+        found: usize,
+    },
+    /// The names read in all would pass [`TOTAL_ENTRIES`].
+    TooManyInAll,
+    /// It cannot be listed; the words say why.
+    Other(String),
+}
+
+impl From<String> for ListError {
+    fn from(e: String) -> Self {
+        ListError::Other(e)
+    }
 }
 
 /// The layout's root, and what has been read from it.
@@ -144,26 +164,36 @@ impl Tree {
     }
 
     /// The names in directory `rel`, sorted bytewise as s6 sorts them, dot names left out (s6
-    /// ignores them); names that are not UTF-8 are returned apart, to be reported.
-    pub fn list(&mut self, rel: &Path) -> Result<(Vec<String>, Vec<String>), String> {
+    /// ignores them); names that are not UTF-8 are returned apart, to be reported. Past
+    /// [`MAX_ENTRIES`] the names are only counted, so the refusal can say how many there are.
+    pub fn list(&mut self, rel: &Path) -> Result<(Vec<String>, Vec<String>), ListError> {
         let real = self
             .resolve(rel)?
             .ok_or_else(|| "it does not exist".to_string())?;
         let dir = std::fs::read_dir(&real).map_err(|e| format!("cannot list it: {e}"))?;
         let (mut names, mut odd) = (Vec::new(), Vec::new());
+        let mut found = 0;
         for entry in dir {
             let entry = entry.map_err(|e| format!("cannot list it: {e}"))?;
-            self.entries += 1;
-            if names.len() + odd.len() >= MAX_ENTRIES || self.entries > TOTAL_ENTRIES {
-                return Err(format!(
-                    "more than {MAX_ENTRIES} entries in a directory, or {TOTAL_ENTRIES} in all"
-                ));
+            let name = entry.file_name();
+            if name.as_encoded_bytes().starts_with(b".") {
+                continue;
             }
-            match entry.file_name().into_string() {
-                Ok(n) if n.starts_with('.') => {}
+            found += 1;
+            if found > MAX_ENTRIES {
+                continue;
+            }
+            self.entries += 1;
+            if self.entries > TOTAL_ENTRIES {
+                return Err(ListError::TooManyInAll);
+            }
+            match name.into_string() {
                 Ok(n) => names.push(n),
                 Err(raw) => odd.push(raw.to_string_lossy().into_owned()),
             }
+        }
+        if found > MAX_ENTRIES {
+            return Err(ListError::TooMany { found });
         }
         names.sort();
         odd.sort();
@@ -171,8 +201,15 @@ impl Tree {
     }
 
     /// The names in directory `rel`; nothing when it is missing; a note when it cannot be listed,
-    /// and for each name that is not UTF-8.
-    pub fn list_or_note(&mut self, rel: &Path, notes: &mut Vec<Note>) -> Vec<String> {
+    /// and for each name that is not UTF-8. Over a cap it is an error, as `s6-rc-compile` stops
+    /// on input it cannot take whole: leaving names out would drop services or dependencies
+    /// and still exit 0.
+    pub fn list_or_note(
+        &mut self,
+        rel: &Path,
+        notes: &mut Vec<Note>,
+        errors: &mut Vec<InputError>,
+    ) -> Vec<String> {
         if !self.is_dir(rel) {
             return Vec::new();
         }
@@ -189,7 +226,29 @@ impl Tree {
                 }
                 names
             }
-            Err(e) => {
+            Err(ListError::TooMany { found }) => {
+                errors.push(InputError::file(
+                    &self.shown(rel),
+                    format!(
+                        "{found} names in this directory, more than the import reads ({MAX_ENTRIES} a directory): none of them imported"
+                    ),
+                    &format!(
+                        "remove what the image does not run until at most {MAX_ENTRIES} are left, or write the rest as [program.NAME] tables by hand"
+                    ),
+                ));
+                Vec::new()
+            }
+            Err(ListError::TooManyInAll) => {
+                errors.push(InputError::file(
+                    &self.shown(rel),
+                    format!(
+                        "the directories listed so far hold more than the import reads ({TOTAL_ENTRIES} names in all)"
+                    ),
+                    "remove what the image does not run, or write the rest as [program.NAME] tables by hand",
+                ));
+                Vec::new()
+            }
+            Err(ListError::Other(e)) => {
                 notes.push(Note::at(
                     &self.shown(rel),
                     1,

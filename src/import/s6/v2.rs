@@ -26,7 +26,7 @@ pub fn read(
     notes: &mut Vec<Note>,
     errors: &mut Vec<InputError>,
 ) {
-    for name in scripts(tree, Path::new(DIRS[0]), notes) {
+    for name in scripts(tree, Path::new(DIRS[0]), notes, errors) {
         let rel = Path::new(DIRS[0]).join(&name);
         match script::command(tree, &rel, notes) {
             Ok(c) => {
@@ -41,7 +41,7 @@ pub fn read(
             )),
         }
     }
-    for name in tree.list_or_note(Path::new(DIRS[1]), notes) {
+    for name in tree.list_or_note(Path::new(DIRS[1]), notes, errors) {
         let dir = Path::new(DIRS[1]).join(&name);
         if !tree.is_dir(&dir) {
             continue;
@@ -50,7 +50,7 @@ pub fn read(
             layout.units.push(u);
         }
     }
-    for name in scripts(tree, Path::new(DIRS[2]), notes) {
+    for name in scripts(tree, Path::new(DIRS[2]), notes, errors) {
         let rel = Path::new(DIRS[2]).join(&name);
         match script::command(tree, &rel, notes) {
             Ok(c) => layout.finish_scripts.push((tree.shown(&rel), c)),
@@ -63,14 +63,19 @@ pub fn read(
             )),
         }
     }
-    for name in scripts(tree, Path::new(DIRS[3]), notes) {
+    for name in scripts(tree, Path::new(DIRS[3]), notes, errors) {
         fix_attrs(tree, &Path::new(DIRS[3]).join(name), notes);
     }
 }
 
 /// The regular files of a scripts directory, in name order.
-fn scripts(tree: &mut Tree, dir: &Path, notes: &mut Vec<Note>) -> Vec<String> {
-    tree.list_or_note(dir, notes)
+fn scripts(
+    tree: &mut Tree,
+    dir: &Path,
+    notes: &mut Vec<Note>,
+    errors: &mut Vec<InputError>,
+) -> Vec<String> {
+    tree.list_or_note(dir, notes, errors)
         .into_iter()
         .filter(|n| matches!(tree.kind(&dir.join(n)), Ok(Some(Kind::File))))
         .collect()

@@ -27,7 +27,7 @@ pub fn read(
 ) {
     let (mut user, mut user2) = (Vec::new(), Vec::new());
     let mut found_user = false;
-    for name in tree.list_or_note(Path::new(DIR), notes) {
+    for name in tree.list_or_note(Path::new(DIR), notes, errors) {
         let dir = Path::new(DIR).join(&name);
         if !tree.is_dir(&dir) {
             continue;
@@ -37,7 +37,7 @@ pub fn read(
         };
         match kind.as_str() {
             "bundle" => {
-                let contents = names(tree, &dir, "contents", notes);
+                let contents = names(tree, &dir, "contents", notes, errors);
                 if name == "user" {
                     found_user = true;
                     user.extend(contents);
@@ -58,7 +58,7 @@ pub fn read(
                 {
                     u.timeout_up = number(tree, &dir.join("timeout-up"), 0..u64::MAX, errors);
                     u.timeout_down = number(tree, &dir.join("timeout-down"), 0..u64::MAX, errors);
-                    u.deps = names(tree, &dir, "dependencies", notes);
+                    u.deps = names(tree, &dir, "dependencies", notes, errors);
                     layout.units.push(u);
                 }
             }
@@ -73,11 +73,11 @@ pub fn read(
     let dir = Path::new(USER_BUNDLES).join("user");
     if tree.is_dir(&dir) {
         found_user = true;
-        user.extend(names(tree, &dir, "contents", notes));
+        user.extend(names(tree, &dir, "contents", notes, errors));
     }
     let dir = Path::new(USER_BUNDLES).join("user2");
     if tree.is_dir(&dir) {
-        user2.extend(names(tree, &dir, "contents", notes));
+        user2.extend(names(tree, &dir, "contents", notes, errors));
     }
     if !found_user {
         notes.push(Note::at(
@@ -108,7 +108,7 @@ fn unit_type(
         // base's `user` bundle, or dependencies to one of its services).
         None if tree.is_dir(&dir.join("contents.d")) => Some("bundle".to_string()),
         None => {
-            let deps = names(tree, dir, "dependencies", notes);
+            let deps = names(tree, dir, "dependencies", notes, errors);
             let waits = if deps.is_empty() {
                 String::new()
             } else {
@@ -158,16 +158,22 @@ fn oneshot(
     }
     u.timeout_up = number(tree, &dir.join("timeout-up"), 0..u64::MAX, errors);
     u.timeout_down = number(tree, &dir.join("timeout-down"), 0..u64::MAX, errors);
-    u.deps = names(tree, dir, "dependencies", notes);
+    u.deps = names(tree, dir, "dependencies", notes, errors);
     Some(u)
 }
 
 /// The names in `dir/WHAT.d/` (files named after services) or, failing that, in the file
 /// `dir/WHAT` (one a line).
-fn names(tree: &mut Tree, dir: &Path, what: &str, notes: &mut Vec<Note>) -> Vec<String> {
+fn names(
+    tree: &mut Tree,
+    dir: &Path,
+    what: &str,
+    notes: &mut Vec<Note>,
+    errors: &mut Vec<InputError>,
+) -> Vec<String> {
     let d = dir.join(format!("{what}.d"));
     if tree.is_dir(&d) {
-        return tree.list_or_note(&d, notes);
+        return tree.list_or_note(&d, notes, errors);
     }
     let f = dir.join(what);
     match tree.read(&f) {

@@ -8,22 +8,23 @@ use std::time::{Instant, SystemTime};
 use tokio::io::unix::AsyncFd;
 use tracing::{debug, warn};
 
-use super::network::{NetWatch, Outcome};
+use super::network::{LinkNames, NetWatch, Outcome};
 use crate::config::NetworkWatch;
-use crate::sys::netlink::{LinkChange, LinkEvents, interfaces_now};
+use crate::model::printable::escape_controls;
+use crate::sys::netlink::{LinkChange, LinkEvents, links_now};
 
 /// Datagrams read per turn of the loop.
 const BATCH: usize = 32;
 
-/// The socket, the decisions, and the interface names by index (a deletion after a rename
-/// names the old one too).
+/// The socket, the decisions, and the interface names by index (a rename names only the
+/// index, so the old name's going is known from these).
 pub struct Links {
     socket: AsyncFd<LinkEvents>,
     /// The decisions.
     pub watch: NetWatch,
     /// The last batch stopped at its size with datagrams still waiting.
     backlog: bool,
-    names: std::collections::HashMap<i32, String>,
+    names: LinkNames,
 }
 
 impl Links {
@@ -36,14 +37,15 @@ impl Links {
             .into_async()
             .map_err(|e| format!("failed to register the netlink socket: {e}"))?;
         let present =
-            interfaces_now().map_err(|e| format!("failed to list the network interfaces: {e}"))?;
-        let (watch, outcomes) = NetWatch::new(settings, &present);
+            shown(links_now().map_err(|e| format!("failed to list the network interfaces: {e}"))?);
+        let by_name: Vec<String> = present.iter().map(|(_, n)| n.clone()).collect();
+        let (watch, outcomes) = NetWatch::new(settings, &by_name);
         Ok((
             Links {
                 socket,
                 watch,
                 backlog: false,
-                names: std::collections::HashMap::new(),
+                names: LinkNames::new(&present),
             },
             outcomes,
         ))
@@ -101,25 +103,22 @@ impl Links {
     fn apply(&mut self, change: LinkChange, now: Instant, wall: SystemTime) -> Vec<Outcome> {
         match change {
             LinkChange::Present { index, name, up } => {
+                let name = escape_controls(&name).into_owned();
                 debug!("network: link {name} (index {index}) present, up: {up}");
-                let mut out = Vec::new();
-                if let Some(old) = self.names.insert(index, name.clone())
-                    && old != name
-                {
-                    out.extend(self.watch.vanished(&old, now, wall));
-                }
-                out.extend(self.watch.appeared(&name, now));
-                out
+                self.watch
+                    .link_present(&mut self.names, index, &name, now, wall)
             }
             LinkChange::Gone { index, name } => {
+                let name = escape_controls(&name).into_owned();
                 debug!("network: link {name} (index {index}) deleted");
-                self.names.remove(&index);
-                self.watch.vanished(&name, now, wall)
+                self.watch
+                    .link_gone(&mut self.names, index, &name, now, wall)
             }
-            LinkChange::Resync => match interfaces_now() {
+            LinkChange::Resync => match links_now().map(shown) {
                 Ok(present) => {
                     debug!("network: link events were lost; listed the interfaces again");
-                    self.watch.resync(&present, now, wall)
+                    self.watch
+                        .links_resync(&mut self.names, &present, now, wall)
                 }
                 Err(e) => {
                     warn!("network: failed to list the network interfaces: {e}");
@@ -128,4 +127,15 @@ impl Links {
             },
         }
     }
+}
+
+/// The links with their names as shown: the kernel takes any byte but `/`, `:` and white space
+/// in a name, so whoever may name an interface in the namespace could put a terminal escape in
+/// `status`, the console and `ctrlinit.log`. Escaped once, here, the name is the same everywhere
+/// (and a configured name, validated, never needs it).
+fn shown(links: Vec<(i32, String)>) -> Vec<(i32, String)> {
+    links
+        .into_iter()
+        .map(|(i, n)| (i, escape_controls(&n).into_owned()))
+        .collect()
 }

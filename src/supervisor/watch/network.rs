@@ -347,3 +347,71 @@ impl NetWatch {
 fn secs(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
 }
+
+/// Interface names by index, as last seen: the kernel announces a rename as a change of the
+/// link with the same index and the new name only, so the old name's going is known only from
+/// here. Seeded with the interfaces present at start-up, so a link renamed before any event
+/// on it is seen to go too.
+#[derive(Debug, Clone, Default)]
+pub struct LinkNames(std::collections::HashMap<i32, String>);
+
+impl LinkNames {
+    /// The names of the links present now, by index.
+    pub fn new(present: &[(i32, String)]) -> LinkNames {
+        LinkNames(present.iter().cloned().collect())
+    }
+}
+
+impl NetWatch {
+    /// Link `index` exists under `name` (new or changed): a rename is its old name going, then
+    /// the new name appearing (so a link renamed to a watched name is that name back).
+    pub fn link_present(
+        &mut self,
+        names: &mut LinkNames,
+        index: i32,
+        name: &str,
+        now: Instant,
+        wall: SystemTime,
+    ) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        if let Some(old) = names.0.insert(index, name.to_string())
+            && old != name
+        {
+            out.extend(self.vanished(&old, now, wall));
+        }
+        out.extend(self.appeared(name, now));
+        out
+    }
+
+    /// Link `index`, last called `name`, was deleted.
+    pub fn link_gone(
+        &mut self,
+        names: &mut LinkNames,
+        index: i32,
+        name: &str,
+        now: Instant,
+        wall: SystemTime,
+    ) -> Vec<Outcome> {
+        let old = names.0.remove(&index);
+        let mut out = Vec::new();
+        // A rename missed (a lost notification) leaves the name known here: that one goes too.
+        if let Some(old) = old.filter(|o| o != name) {
+            out.extend(self.vanished(&old, now, wall));
+        }
+        out.extend(self.vanished(name, now, wall));
+        out
+    }
+
+    /// [`NetWatch::resync`] with the links present now by index, which become the names known.
+    pub fn links_resync(
+        &mut self,
+        names: &mut LinkNames,
+        present: &[(i32, String)],
+        now: Instant,
+        wall: SystemTime,
+    ) -> Vec<Outcome> {
+        *names = LinkNames::new(present);
+        let by_name: Vec<String> = present.iter().map(|(_, n)| n.clone()).collect();
+        self.resync(&by_name, now, wall)
+    }
+}

@@ -129,3 +129,28 @@ fn a_zero_grace_gives_up_at_once() {
     let out = w.vanished("eth0", Instant::now(), SystemTime::now());
     assert!(gave_up(&out).is_some());
 }
+
+#[test]
+fn a_watched_link_renamed_before_any_event_on_it_is_gone_and_one_renamed_to_it_is_back() {
+    use super::network::LinkNames;
+    let t0 = Instant::now();
+    let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let present = vec![(1, "lo".to_string()), (2, "eth0".to_string())];
+    let (mut w, _) = NetWatch::new(settings(OnNetworkLost::Exit), &names(&["lo", "eth0"]));
+    let mut known = LinkNames::new(&present);
+    // The first event on index 2 is the rename: eth0, known only from start-up, is gone.
+    w.link_present(&mut known, 2, "eth9", t0, wall);
+    assert!(matches!(w.phase(), Phase::Losing { .. }), "{:?}", w.phase());
+    // Renamed back to the watched name: it is there again.
+    w.link_present(&mut known, 2, "eth0", t0 + Duration::from_secs(1), wall);
+    assert_eq!(w.phase(), Phase::Present);
+    // A deletion under a name the watch never heard of still takes the name it had.
+    w.link_present(&mut known, 2, "eth0", t0, wall);
+    w.link_gone(&mut known, 2, "eth5", t0 + Duration::from_secs(2), wall);
+    assert!(matches!(w.phase(), Phase::Losing { .. }));
+    // Listed again after lost events: the names known follow the list.
+    w.links_resync(&mut known, &[(3, "eth0".to_string())], t0, wall);
+    assert_eq!(w.phase(), Phase::Present);
+    w.link_present(&mut known, 3, "eth1", t0 + Duration::from_secs(3), wall);
+    assert!(matches!(w.phase(), Phase::Losing { .. }));
+}
