@@ -344,8 +344,8 @@ fn cgroup_mode_stops_and_removes_the_groups_a_program_made_below_its_own() {
 /// Checks and hooks that start a background job: readiness (`sleep 1003`), liveness every
 /// 100 ms (`sleep 1001`), `pre_stop` (`sleep 1002`) and `finish` (`sleep 1004`); the first
 /// liveness check and `pre_stop` also one in a session of its own (`sleep 1005`, `sleep 1006`),
-/// which only the run's tracking (cgroup or marker) can find (each waits until its job has its
-/// own session). `$$$$` is `$$` after ctrlinit's interpolation.
+/// which only their own marker can find (each waits until its job has its own session).
+/// `$$$$` is `$$` after ctrlinit's interpolation.
 const JOBBER: &str = r#"
 [program.jobber]
 command = ["sleep", "1000"]
@@ -379,14 +379,14 @@ fn checks_and_hooks_leave_nothing_behind() {
         // check's end and its reaping).
         wait_for_lines_in(&init.dir().join("checks"), 5);
         wait_until(
-            &format!("{mode}: the first check's own session"),
-            DEADLINE,
-            || (sleeps(&init, "1005") == 1).then_some(()),
-        );
-        wait_until(
             &format!("{mode}: the checks' jobs to end with them"),
             DEADLINE,
-            || (sleeps(&init, "1001") <= 1 && sleeps(&init, "1003") == 0).then_some(()),
+            || {
+                (sleeps(&init, "1001") <= 1
+                    && sleeps(&init, "1003") == 0
+                    && sleeps(&init, "1005") == 0)
+                    .then_some(())
+            },
         );
         let (code, out) = init.ctl(&["stop", "jobber"]);
         assert_eq!(code, 0, "{mode}: {out}");
@@ -400,5 +400,46 @@ fn checks_and_hooks_leave_nothing_behind() {
                 left.is_empty().then_some(())
             },
         );
+    }
+}
+
+/// Every liveness check (each 200 ms), `pre_stop` and `finish` start a job in a session of its
+/// own (`setsid sleep … &`), and the program is restarted by hand a few times.
+const SESSION_JOBS: &str = r#"
+[program.sj]
+command = ["sleep", "1000"]
+pre_stop = ["/bin/sh", "-c", "setsid sleep 1012 & echo p >> {dir}/hooks; exit 0"]
+finish = ["/bin/sh", "-c", "setsid sleep 1013 & echo f >> {dir}/hooks; exit 0"]
+stop_timeout = "2s"
+[program.sj.health]
+check = { exec = ["/bin/sh", "-c", "setsid sleep 1011 & echo c >> {dir}/checks; exit 0"] }
+interval = "200ms"
+"#;
+
+#[test]
+fn a_check_or_hook_that_starts_a_job_in_its_own_session_ends_it_when_it_ends() {
+    for mode in modes() {
+        let init = start(mode, SESSION_JOBS);
+        init.wait_states(&["sj=running"]);
+        // Ten checks ran: at most the last one's job is left (between its end and its reaping),
+        // not one a check.
+        wait_for_lines_in(&init.dir().join("checks"), 10);
+        wait_until(
+            &format!("{mode}: each check's job to end with it"),
+            DEADLINE,
+            || (sleeps(&init, "1011") <= 1).then_some(()),
+        );
+        for k in 1..=3 {
+            let (code, out) = init.ctl(&["restart", "sj"]);
+            assert_eq!(code, 0, "{mode}: {out}");
+            wait_for_lines_in(&init.dir().join("hooks"), 2 * k);
+            init.wait_states(&["sj=running"]);
+        }
+        wait_until(
+            &format!("{mode}: the hooks' jobs to end with them"),
+            DEADLINE,
+            || (sleeps(&init, "1012") == 0 && sleeps(&init, "1013") == 0).then_some(()),
+        );
+        assert!(sleeps(&init, "1011") <= 1, "{mode}");
     }
 }

@@ -116,6 +116,11 @@ on_exhausted = "stop"
         init.wait_for_line(said);
         init.wait_states(&["p=stopped"]);
         assert_eq!(init.count_lines("adopted daemon"), 0, "{name}");
+        if said.ends_with("refused") {
+            // The refusal is how the run ended: no readiness timeout is claimed after it.
+            assert_eq!(init.count_lines("not ready within"), 0, "{name}");
+            init.wait_for_line("its pid file was refused");
+        }
     }
 }
 

@@ -302,3 +302,14 @@ fn without_a_terminal_or_with_once_it_prints_one_frame_and_exits_0() {
     let (code, out) = ctl_at(&init.dir().join("nothing.sock"), &["top", "--once"]);
     assert_eq!(code, 4, "{out}");
 }
+
+#[test]
+fn once_against_a_stopped_init_exits_4_unreachable() {
+    let init = two_programs();
+    // Stopped (SIGSTOP): the socket accepts, nothing answers.
+    init.signal("STOP");
+    let (code, out) = init.ctl(&["top", "--once"]);
+    init.signal("CONT");
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("did not answer in time"), "{out}");
+}

@@ -4,11 +4,13 @@
 //! (and, with a terminal, its foreground). An exec that fails is a [`SpawnError`] at once (see
 //! `process::spawn`), never a process that seemed to start.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::tracking::{RunTag, Tagger};
+use super::tracking::{RunTag, Tagger, own_marker};
 use super::wiring::Wiring;
 
 use crate::config::{ProgramSpec, StderrMode, StdioMode};
@@ -22,13 +24,38 @@ pub(crate) struct Launcher {
     logs: UnboundedSender<LogCommand>,
     /// Ties exec checks to their run's tracking.
     tagger: Tagger,
+    /// Each live check's and hook's own marker, by its pid: what it leaves is ended with it.
+    /// An entry goes when its process is reaped (see [`Launcher::ended`]).
+    own: RefCell<HashMap<i32, String>>,
 }
 
 impl Launcher {
     /// A launcher whose piped output goes to the log thread behind `logs`, and whose exec
     /// checks join their run's tracking through `tagger`.
     pub(crate) fn new(logs: UnboundedSender<LogCommand>, tagger: Tagger) -> Self {
-        Launcher { logs, tagger }
+        Launcher {
+            logs,
+            tagger,
+            own: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The own marker of check or hook `pid`, which was reaped (forgotten here).
+    pub(crate) fn ended(&self, pid: i32) -> Option<String> {
+        self.own.borrow_mut().remove(&pid)
+    }
+
+    /// `marker` made the own marker of the check or hook about to start; `start` starts it
+    /// with that marker, which is kept by its pid.
+    fn owned(
+        &self,
+        marker: (&'static str, String),
+        start: impl FnOnce((&'static str, String)) -> Result<i32, SpawnError>,
+    ) -> Result<i32, SpawnError> {
+        let own = own_marker(&marker.1);
+        let pid = start((marker.0, own.clone()))?;
+        self.own.borrow_mut().insert(pid, own);
+        Ok(pid)
     }
 
     /// Run `run` of `spec`'s program, with what `wiring` adds.
@@ -96,7 +123,13 @@ impl Launcher {
             extra.push(("CTRLINIT_EXIT_STATUS", e.shell_code().to_string()));
         }
         let streams = Streams::default();
-        self.logged(spec, argv, &extra, None, Taps::default(), streams)
+        // A marker of no run: the hook is no part of the run's leftovers, yet what it leaves
+        // can be found when it ends.
+        let marker = (super::tracking::MARKER, self.tagger.no_run());
+        self.owned(marker, |m| {
+            extra.push(m);
+            self.logged(spec, argv, &extra, None, Taps::default(), streams)
+        })
     }
 
     /// `spec`'s `pre_stop` hook: CTRLINIT_PROGRAM and CTRLINIT_PID (its main process) in its
@@ -111,16 +144,18 @@ impl Launcher {
         let Some(argv) = &spec.pre_stop else {
             return Err(setup_error("no pre_stop hook is configured".into()));
         };
-        let extra = vec![
+        let mut extra = vec![
             ("CTRLINIT_PROGRAM", spec.name.clone()),
             ("CTRLINIT_PID", main.to_string()),
-            tag.0,
         ];
         let streams = Streams {
             cgroup: tag.1,
             ..Streams::default()
         };
-        self.logged(spec, argv, &extra, None, Taps::default(), streams)
+        self.owned(tag.0, |m| {
+            extra.push(m);
+            self.logged(spec, argv, &extra, None, Taps::default(), streams)
+        })
     }
 
     /// An exec readiness check of `spec` running `argv` for run `run` of program `id` (in its
@@ -137,7 +172,7 @@ impl Launcher {
             cgroup,
             ..Streams::default()
         };
-        start(spec, argv, &[marker], streams)
+        self.owned(marker, |m| start(spec, argv, &[m], streams))
     }
 
     /// An exec check that belongs to no program's run (an external dependency's): in a process
@@ -181,7 +216,7 @@ impl Launcher {
             cgroup,
             ..Streams::default()
         };
-        let pid = start(spec, argv, &[marker], streams)?;
+        let pid = self.owned(marker, |m| start(spec, argv, &[m], streams))?;
         Ok((pid, read))
     }
 

@@ -159,6 +159,8 @@ pub struct RunEnding<'a> {
     pub unhealthy: Option<&'a str>,
     /// The limit ctrlinit stopped it for, if it did (`memory 1.21 GiB over 1 GiB`).
     pub over_limit: Option<&'a str>,
+    /// Its pid file was refused (said already, with why, when it was).
+    pub adoption_refused: bool,
     /// The `ready = { uptime }` it ended short of, if it did.
     pub short_of_uptime: Option<Duration>,
     /// How long it ran.
@@ -187,6 +189,7 @@ pub fn how_run_ended(end: RunEnding<'_>) -> String {
             fmt_duration(end.short_of_uptime.unwrap_or_default())
         ),
         Some(e) if !end.forced_failure => format!("{e} after {}", fmt_duration(end.ran_for)),
+        _ if end.adoption_refused => "its pid file was refused".into(),
         _ => format!("not ready within {}", fmt_duration(end.ready_timeout)),
     }
 }

@@ -327,6 +327,9 @@ pub struct Program {
     /// Why the current run is being stopped for going past a limit (`memory 1.21 GiB over
     /// 1 GiB`): its end counts as a failure, with a crash report.
     pub over_limit: Option<String>,
+    /// Why the current run's pid file was refused (a forking daemon): its end is that refusal,
+    /// not a readiness timeout.
+    pub adoption_refused: Option<String>,
 }
 
 impl Program {
@@ -360,6 +363,7 @@ impl Program {
             short_of_uptime: None,
             measured: None,
             over_limit: None,
+            adoption_refused: None,
         }
     }
 

@@ -276,7 +276,9 @@ impl Tracking {
         strangers
             .iter()
             .filter(|s| Some(s.pid) != r.leader)
-            .filter(|s| s.pgrp == Some(r.pgid) || s.marker.as_deref() == Some(marker.as_str()))
+            .filter(|s| {
+                s.pgrp == Some(r.pgid) || s.marker.as_deref().is_some_and(|m| of_marker(m, &marker))
+            })
             .map(|s| s.pid)
             .collect()
     }
@@ -340,10 +342,37 @@ impl Tracking {
         }
     }
 
+    /// SIGKILLs what a check or hook that ended left outside its process group (a job in a
+    /// session of its own, `setsid cmd &`): the processes carrying its own marker (see
+    /// [`own_marker`]), which hang from ctrlinit once the hook is gone, and their descendants.
+    /// Else each check would leave one for good, until the program stops.
+    pub(crate) fn end_marked(&self, marker: &str, others: &dyn Fn(i32) -> bool) {
+        let roots: Vec<i32> = crate::sys::init::children()
+            .into_iter()
+            .filter(|&c| !others(c))
+            .filter(|&c| procs::marker_value(c, MARKER.as_bytes()).as_deref() == Some(marker))
+            .collect();
+        if roots.is_empty() {
+            return;
+        }
+        let left = procs::descendants(&roots);
+        debug!(
+            "{} processes outlived the check or hook that started them; killing them",
+            left.len()
+        );
+        for pid in left {
+            // SAFETY: kill(2) takes no pointers; a process that is gone is only an error.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+
     /// The run `pid` belongs to, by its cgroup or its marker: (program id, run).
     pub(crate) fn owner(&self, pid: i32) -> Option<(ProgramId, u64)> {
         let environ = procs::marker_value(pid, MARKER.as_bytes())?;
-        let mut parts = environ.splitn(3, '.');
+        // A check's or hook's own marker is its run's plus a serial.
+        let mut parts = environ.splitn(4, '.');
         if parts.next()? != self.nonce {
             return None;
         }
@@ -396,6 +425,21 @@ impl Tracking {
     }
 }
 
+/// Whether marker value `m` is `run`'s marker or that of one of its checks or hooks.
+fn of_marker(m: &str, run: &str) -> bool {
+    m.strip_prefix(run)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+/// A check's or hook's own marker: `base` (its run's marker, so the program's stop still stops
+/// what it leaves) and a serial, so what it leaves can be told from the rest of the run and
+/// ended with it.
+pub(crate) fn own_marker(base: &str) -> String {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{base}.{n}")
+}
+
 /// The marker of run `run` of program `id` for the ctrlinit of `nonce`.
 fn marker_of(nonce: &str, id: ProgramId, run: u64) -> String {
     format!("{nonce}.{}.{run}", id.index())
@@ -411,6 +455,12 @@ pub(crate) struct Tagger {
 }
 
 impl Tagger {
+    /// A marker of this ctrlinit's that belongs to no run (a finish hook's: its run is over),
+    /// for [`own_marker`].
+    pub(crate) fn no_run(&self) -> String {
+        format!("{}.hook", self.nonce)
+    }
+
     /// The marker and group of run `run` of program `id` (named `name`).
     pub(crate) fn tag(&self, name: &str, id: ProgramId, run: u64) -> RunTag {
         let group = self
@@ -459,4 +509,24 @@ fn nonce() -> String {
         bytes.copy_from_slice(&t.to_le_bytes()[..6]);
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checks_own_marker_is_of_its_run_and_of_no_other() {
+        let run = marker_of("abc", ProgramId::from_index(3), 7);
+        let own = own_marker(&run);
+        assert!(of_marker(&run, &run));
+        assert!(of_marker(&own, &run));
+        assert_ne!(own, own_marker(&run), "each check its own");
+        // Run 7 is not run 70, nor a marker of no run.
+        assert!(!of_marker(
+            &marker_of("abc", ProgramId::from_index(3), 70),
+            &run
+        ));
+        assert!(!of_marker("abc.hook.1", &run));
+    }
 }

@@ -25,8 +25,9 @@ use crate::api::client::ClientError;
 use crate::cli::ctl::{EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE};
 
 /// `ctrlinit top [--once]`: the live view on a terminal, else one frame. Exit 0 after a quit or
-/// a frame, 4 when the init cannot be reached or goes away under the view, 1 when the terminal
-/// fails, 128+N after signal N.
+/// a frame, 4 when the init cannot be reached (nothing listens, it closed the connection, or
+/// it gave no answer in time: a stopped init) or goes away under the view, 1 when the terminal
+/// fails or the init refused, 128+N after signal N.
 pub fn top(socket: &Path, once: bool) -> u8 {
     let mut sampler = figures::Sampler::default();
     let first = match feeds::snapshot(socket, &mut sampler, procfs::clock_hz()) {
@@ -34,7 +35,9 @@ pub fn top(socket: &Path, once: bool) -> u8 {
         Err(e) => {
             eprintln!("ctrlinit: {e}");
             return match e {
-                feeds::Trouble::Client(ClientError::Unreachable(..)) => EXIT_UNREACHABLE,
+                feeds::Trouble::Client(
+                    ClientError::Unreachable(..) | ClientError::Closed | ClientError::Timeout,
+                ) => EXIT_UNREACHABLE,
                 _ => EXIT_FAILED,
             };
         }

@@ -44,7 +44,7 @@ impl Core {
             Phase::Forked { .. } => {
                 let run = self.programs[i].run;
                 let why = notices::no_pid_file(&self.programs[i].spec);
-                self.adoption_failed(i, run, &why, now, acts);
+                self.adoption_failed(i, (run, false), &why, now, acts);
             }
             Phase::Backoff { .. } => self.backoff_over(i, now, acts),
             Phase::PreStopping(_) => self.pre_stop_timed_out(i, now, acts),

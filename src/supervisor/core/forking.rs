@@ -83,12 +83,13 @@ impl Core {
         self.became_ready(i, now, acts);
     }
 
-    /// No usable pid file by the deadline, or one naming a stranger: the run failed; whatever
-    /// it started is stopped.
+    /// No usable pid file by the deadline, or one naming a stranger (`refused`: then that
+    /// refusal is how the run ended, not its readiness): the run failed; whatever it started
+    /// is stopped.
     pub(super) fn adoption_failed(
         &mut self,
         i: usize,
-        run: u64,
+        (run, refused): (u64, bool),
         why: &str,
         now: Instant,
         acts: &mut Vec<Action>,
@@ -102,6 +103,9 @@ impl Core {
         }
         let signal = p.spec.stop_signal;
         let msg = format!("{}: {why}", p.name());
+        if refused {
+            self.programs[i].adoption_refused = Some(why.to_string());
+        }
         self.notice(Some(i), Level::Error, None, msg, acts);
         self.signal_run(i, pgid, signal, acts);
         let phase = Phase::Stopping(Stopping {

@@ -27,6 +27,7 @@ impl Core {
         p.notified = Default::default();
         p.short_of_uptime = None;
         p.over_limit = None;
+        p.adoption_refused = None;
         p.measured = None;
         let (id, run) = (p.id, p.run);
         let spec = Arc::clone(&p.spec);
@@ -382,6 +383,7 @@ impl Core {
             forced_failure,
             unhealthy: p.unhealthy.as_deref(),
             over_limit: p.over_limit.as_deref(),
+            adoption_refused: p.adoption_refused.is_some(),
             short_of_uptime: p.short_of_uptime,
             ran_for,
             ready_timeout: spec.ready_timeout,

@@ -622,7 +622,7 @@ impl Core {
             Input::PreStopSpawned { pid, .. } => self.pre_stop_spawned(i, pid),
             Input::Adopt { run, pid, pgid, .. } => self.adopt(i, run, pid, pgid, now, &mut acts),
             Input::AdoptRefused { run, why, .. } => {
-                self.adoption_failed(i, run, &why, now, &mut acts)
+                self.adoption_failed(i, (run, true), &why, now, &mut acts)
             }
             Input::PreStopFailed { error, .. } => self.pre_stop_failed(i, &error, now, &mut acts),
             Input::FinishFailed { .. } => self.finish_failed(i, now, &mut acts),

@@ -17,11 +17,7 @@ impl Runner {
                 end_leftovers(pid);
                 continue;
             }
-            // A check or a hook leads a process group of its own: what it left running there
-            // (`sleep 1000 &`) ends with it, as a run's leftovers end with the run.
-            if self.probes.owns(pid) || self.health.owns(pid) || self.core.is_hook(pid) {
-                end_leftovers(pid);
-            }
+            self.end_what_it_left(pid);
             if self.probes.owns(pid) {
                 if let Some(input) = self.probes.reaped(pid, exit, &self.core) {
                     self.feed(input);
@@ -79,6 +75,20 @@ impl Runner {
             }
         }
         self.reaped = reaped;
+    }
+
+    /// `pid` ended: if it was a check or a hook, what it left running ends with it.
+    fn end_what_it_left(&mut self, pid: i32) {
+        // A check or a hook leads a process group of its own: what it left running there
+        // (`sleep 1000 &`) ends with it, as a run's leftovers end with the run.
+        if self.probes.owns(pid) || self.health.owns(pid) || self.core.is_hook(pid) {
+            end_leftovers(pid);
+        }
+        // And what it started in a session of its own (`setsid cmd &`), by its own marker.
+        if let Some(marker) = self.launcher.ended(pid) {
+            self.tracking
+                .end_marked(&marker, &|p| self.core.owns_pid(p));
+        }
     }
 
     /// Whether a SIGKILL death was the OOM killer's: the cgroup's count moved since the last look
