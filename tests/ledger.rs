@@ -236,7 +236,7 @@ fn a_ledger_full_of_garbage_is_appended_to_after_a_line_of_its_own() {
     std::fs::create_dir_all(&log).unwrap();
     std::fs::write(log.join("ledger.jsonl"), "garbage\n\u{0}\u{1}{\"torn\":").unwrap();
     let mut init = b.start();
-    init.wait_for_line("first");
+    init.wait_for_line("how the previous boot ended is unknown");
     wait_until("a start in the ledger", DEADLINE, || {
         (count_kind(&ledger_lines(&log), "start") >= 1).then_some(())
     });
@@ -299,4 +299,137 @@ fn history_refuses_a_fifo_a_link_a_foreign_or_huge_file_and_counts_garbage() {
     assert!(out.contains("2 lines skipped"), "{out}");
     assert!(err.contains("skipped") && err.contains("FIFO"), "{err}");
     let _ = Duration::ZERO;
+}
+
+/// A oneshot that writes what it is told of the previous boot to `{dir}/prev`.
+const PREV: &str = r#"
+[program.prov]
+type = "oneshot"
+command = ["/bin/sh", "-c", "echo \"B$CTRLINIT_PREVIOUS_BOOT S$CTRLINIT_PREVIOUS_EXIT_STATUS\" > {dir}/prev"]
+"#;
+
+/// Starts a boot on the ledger in `log` and returns what its oneshot was told.
+fn next_boot_says(log: &Path) -> String {
+    let next = init()
+        .env("CTRLINIT_LOG_DIR", log.to_str().unwrap())
+        .file("a.toml", PREV)
+        .start();
+    wait_for_file(&next.dir().join("prev")).trim().to_string()
+}
+
+#[test]
+fn a_crash_moments_before_the_stop_comes_before_the_end_and_the_next_boot_says_clean() {
+    // The program asks for the stop and aborts at once: its crash report is still being
+    // written when the way down ends.
+    let mut first = init()
+        .file(
+            "a.toml",
+            "[program.ab]\ncommand = [\"/bin/sh\", \"-c\", \"trap '' TERM; sleep 0.3; kill -TERM 1; kill -ABRT $$$$\"]\nrestart = \"never\"\n",
+        )
+        .start();
+    let log = first.dir().join("log");
+    first.wait_exit(DEADLINE);
+    let lines = ledger_lines(&log);
+    assert_eq!(count_kind(&lines, "crash"), 1, "{lines:#?}");
+    assert_eq!(lines.last().unwrap()["kind"], "end", "{lines:#?}");
+    assert_eq!(next_boot_says(&log), "Bclean S0");
+}
+
+#[test]
+fn a_spent_budget_then_exit_75_is_a_clean_end_with_its_status() {
+    let mut first = init()
+        .file(
+            "a.toml",
+            "[program.ab]\ncommand = [\"/bin/sh\", \"-c\", \"kill -ABRT $$$$\"]\nmax_restarts = 1\nbackoff = { initial = \"10ms\", max = \"10ms\" }\n",
+        )
+        .start();
+    let log = first.dir().join("log");
+    assert_eq!(first.wait_exit(DEADLINE), 75);
+    let lines = ledger_lines(&log);
+    assert_eq!(lines.last().unwrap()["kind"], "end", "{lines:#?}");
+    assert_eq!(next_boot_says(&log), "Bclean S75");
+}
+
+#[test]
+fn a_tail_that_cannot_be_read_is_unknown_never_an_older_copys_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    std::fs::create_dir_all(&log).unwrap();
+    let end = r#"{"t":"2026-12-03T13:00:00.000Z","boot":"b0","kind":"end","reason":"SIGTERM","exit_status":0,"shutdown_ms":1}"#;
+    std::fs::write(log.join("ledger.jsonl.1"), format!("{end}\n")).unwrap();
+    // A host crash left the newest file's end as zeros.
+    std::fs::write(log.join("ledger.jsonl"), vec![0u8; 8192]).unwrap();
+    assert_eq!(next_boot_says(&log), "Bunknown S");
+    // An empty newest file beside a rotated copy: unknown too, not the copy's clean end.
+    let log2 = dir.path().join("log2");
+    std::fs::create_dir_all(&log2).unwrap();
+    std::fs::write(log2.join("ledger.jsonl.1"), format!("{end}\n")).unwrap();
+    std::fs::write(log2.join("ledger.jsonl"), "").unwrap();
+    assert_eq!(next_boot_says(&log2), "Bunknown S");
+}
+
+#[test]
+fn a_refused_ledger_tells_oneshots_unknown() {
+    let b = init().file("a.toml", PREV);
+    let log = b.dir().join("log");
+    std::fs::create_dir_all(&log).unwrap();
+    nix::unistd::mkfifo(
+        &log.join("ledger.jsonl"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    let init = b.start();
+    init.wait_for_line("no ledger for this boot");
+    assert_eq!(wait_for_file(&init.dir().join("prev")).trim(), "Bunknown S");
+}
+
+/// Unmounts the tmpfs at its path when the test ends, however it ends.
+struct Tmpfs(std::path::PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_record_cut_by_a_full_disk_does_not_take_the_next_one_with_it() {
+    let b = init().file("a.toml", CRASHER);
+    let log = b.dir().join("log");
+    std::fs::create_dir_all(&log).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&log)
+        .status()
+        .unwrap();
+    assert!(mounted.success());
+    let _umount = Tmpfs(log.clone());
+    let mut init = b.start();
+    wait_until("records in the ledger", DEADLINE, || {
+        (count_kind(&ledger_lines(&log), "start") >= 2).then_some(())
+    });
+    // Fill the disk: the ledger's next record that passes its last page is cut short.
+    let filler = log.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        while f.write_all(&[b'x'; 1024]).is_ok() {}
+    }
+    init.wait_for_line("ledger.jsonl: No space left");
+    std::fs::remove_file(&filler).unwrap();
+    init.wait_for_line("ledger.jsonl: writing works again");
+    let before = count_kind(&ledger_lines(&log), "exit");
+    wait_until("more records after the disk had room", DEADLINE, || {
+        (count_kind(&ledger_lines(&log), "exit") >= before + 2).then_some(())
+    });
+    init.signal("TERM");
+    init.wait_exit(DEADLINE);
+    let text = std::fs::read_to_string(log.join("ledger.jsonl")).unwrap();
+    for line in text.lines() {
+        assert!(
+            line.matches("{\"t\":").count() <= 1,
+            "a cut record took the next one with it: {line}"
+        );
+    }
+    assert_eq!(ledger_lines(&log).last().unwrap()["kind"], "end");
 }
