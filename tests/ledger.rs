@@ -433,3 +433,49 @@ fn a_record_cut_by_a_full_disk_does_not_take_the_next_one_with_it() {
     }
     assert_eq!(ledger_lines(&log).last().unwrap()["kind"], "end");
 }
+
+#[test]
+fn history_shows_each_programs_last_failures_and_escapes_what_records_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.jsonl");
+    let esc = "\\u001b]0;pwned\\u0007\\u001b[2J";
+    let rec = |t: &str, rest: &str| {
+        format!(r#"{{"t":"2026-12-03T13:00:0{t}.000Z","boot":"b1{esc}",{rest}}}"#)
+    };
+    let lines = [
+        rec(
+            "0",
+            &format!(
+                r#""kind":"boot","version":"1","config_hash":"0","hostname":"h{esc}","pid1":true,"previous":"first""#
+            ),
+        ),
+        rec(
+            "1",
+            r#""kind":"exit","program":"crasher","run":1,"signal":"SIGSEGV","cause":"crash","uptime_ms":5"#,
+        ),
+        rec(
+            "2",
+            r#""kind":"exit","program":"crasher","run":2,"code":3,"cause":"crash","uptime_ms":5"#,
+        ),
+        rec(
+            "3",
+            &format!(
+                r#""kind":"exit","program":"evil{esc}","run":1,"signal":"SIG{esc}","cause":"crash","uptime_ms":5"#
+            ),
+        ),
+        rec(
+            "4",
+            &format!(r#""kind":"end","reason":"bye{esc}","exit_status":0,"shutdown_ms":1"#),
+        ),
+    ];
+    std::fs::write(&ledger, lines.join("\n") + "\n").unwrap();
+    let (code, out, err) = history(&["--ledger", ledger.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(out.contains("\\e]0;pwned\\x07\\e[2J"), "{out}");
+    assert!(out.contains("LAST FAILURES"), "{out}");
+    assert!(
+        out.contains("2026-12-03T13:00:01.000Z killed by SIGSEGV (crash); 2026-12-03T13:00:02.000Z exit status 3 (crash)"),
+        "{out}"
+    );
+}

@@ -70,10 +70,28 @@ pub struct ProgramSummary {
     pub exhausted: u64,
     /// Crash reports written.
     pub crash_reports: Vec<String>,
+    /// Its last [`LAST_FAILURES`] failures (ends by a cause that is a failure), oldest first.
+    pub last_failures: Vec<Failure>,
     #[serde(skip)]
     failures: Vec<SystemTime>,
     #[serde(skip)]
     ready: Vec<u64>,
+}
+
+/// How many of a program's last failures `history` keeps.
+pub const LAST_FAILURES: usize = 3;
+
+/// One failed run's end, as `history` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    /// When it ended.
+    pub at: String,
+    /// Its exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that killed it, when one did.
+    pub signal: Option<String>,
+    /// Why it ended (`crash`, `oom`, `health` …).
+    pub cause: &'static str,
 }
 
 /// `history`'s whole answer.
@@ -224,10 +242,19 @@ fn add(s: &mut ProgramSummary, r: &Record) {
             };
             s.last_exit = Some(format!("{how} ({})", cause.as_str()));
             s.last_exit_at = Some(r.t.clone());
-            if cause.is_failure()
-                && let Ok(t) = humantime::parse_rfc3339_weak(&r.t)
-            {
-                s.failures.push(t);
+            if cause.is_failure() {
+                if s.last_failures.len() == LAST_FAILURES {
+                    s.last_failures.remove(0);
+                }
+                s.last_failures.push(Failure {
+                    at: r.t.clone(),
+                    code: *code,
+                    signal: signal.clone(),
+                    cause: cause.as_str(),
+                });
+                if let Ok(t) = humantime::parse_rfc3339_weak(&r.t) {
+                    s.failures.push(t);
+                }
             }
         }
         Fact::Boot { .. } | Fact::End { .. } => {}
