@@ -479,3 +479,38 @@ fn history_shows_each_programs_last_failures_and_escapes_what_records_say() {
         "{out}"
     );
 }
+
+#[test]
+fn history_reads_the_ledger_of_the_init_at_the_socket_named_and_says_which_file() {
+    let init = init()
+        .file("a.toml", "[program.svc]\ncommand = [\"sleep\", \"1000\"]\n")
+        .start();
+    init.wait_for_line("svc: starting -> running");
+    // Another run's ledger at the default path.
+    let other = tempfile::tempdir().unwrap();
+    let rec = r#"{"t":"2026-12-03T13:00:00.000Z","boot":"another-run","kind":"start","program":"x","run":1,"pid":7}"#;
+    std::fs::write(other.path().join("ledger.jsonl"), format!("{rec}\n")).unwrap();
+    let run = |socket: &Path, json: bool| {
+        let mut cmd = Command::new(bin());
+        cmd.arg("--socket").arg(socket).arg("history");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.env("CTRLINIT_LOG_DIR", other.path()).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let h: serde_json::Value = serde_json::from_str(&run(&init.socket, true)).unwrap();
+    let mine = init.dir().join("log").join("ledger.jsonl");
+    assert_eq!(h["ledger"], mine.to_str().unwrap(), "{h}");
+    assert_ne!(h["boots"][0]["boot"], "another-run", "{h}");
+    assert_eq!(h["programs"][0]["program"], "svc", "{h}");
+    // No init answers: the default path, and the first line says so.
+    let text = run(&init.dir().join("nobody.sock"), false);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains(other.path().join("ledger.jsonl").to_str().unwrap())
+            && first.contains("no init answered"),
+        "{text}"
+    );
+}

@@ -107,6 +107,10 @@ pub struct History {
     pub skipped_files: Vec<String>,
     /// Records read.
     pub records: usize,
+    /// The ledger file read.
+    pub ledger: String,
+    /// Why that file: named, the running init's, or the default path (and why).
+    pub ledger_from: String,
 }
 
 /// The summaries of `records` (oldest first) under `filter`.
@@ -140,6 +144,8 @@ pub(super) fn summarize(
         skipped_lines,
         skipped_files,
         records: selected.len(),
+        ledger: String::new(),
+        ledger_from: String::new(),
     }
 }
 
