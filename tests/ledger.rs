@@ -514,3 +514,33 @@ fn history_reads_the_ledger_of_the_init_at_the_socket_named_and_says_which_file(
         "{text}"
     );
 }
+
+#[test]
+fn history_streams_the_ledger_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.jsonl");
+    // About 60 MiB of records over two files: read whole (and every record kept), more than
+    // the address space allowed below; streamed, a few MiB.
+    let pad = "p".repeat(200);
+    let mut text = String::new();
+    for i in 0..150_000u64 {
+        text.push_str(&format!(
+            "{{\"t\":\"2026-12-03T13:00:00.000Z\",\"boot\":\"b1\",\"kind\":\"exit\",\"program\":\"p{}\",\"run\":{i},\"signal\":\"SIG{pad}\",\"cause\":\"crash\",\"uptime_ms\":1}}\n",
+            i % 7
+        ));
+    }
+    std::fs::write(dir.path().join("ledger.jsonl.1"), &text).unwrap();
+    std::fs::write(&ledger, &text).unwrap();
+    let out = Command::new("prlimit")
+        .arg("--as=134217728")
+        .arg(bin())
+        .args(["history", "--json", "--ledger"])
+        .arg(&ledger)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    let h: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(h["records"], 300_000, "{stdout}");
+    assert_eq!(h["programs"].as_array().unwrap().len(), 7);
+}

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use super::history_read::read_ledger;
 pub use super::history_summary::Filter;
-use super::history_summary::summarize;
+use super::history_summary::{BootOrder, Summarizer};
 use crate::api::client::Client;
 use crate::model::protocol::{PreviousBoot, Request, Response};
 
@@ -55,19 +55,21 @@ const ASK_INIT: Duration = Duration::from_secs(3);
 
 /// `ctrlinit history` of the ledger at `path`; `from` says why that file (shown first).
 pub fn history(path: &Path, from: &str, filter: &Filter, json: bool) -> u8 {
-    let read = match read_ledger(path) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("ctrlinit history: {e} ({from})");
-            return EXIT_FAILED;
-        }
+    let fail = |e: String| {
+        eprintln!("ctrlinit history: {e} ({from})");
+        EXIT_FAILED
     };
-    let mut h = summarize(
-        &read.records,
-        filter,
-        read.skipped_lines,
-        read.skipped_files,
-    );
+    // Two streamed passes: the boots first (which `--boots N` keeps), then the figures.
+    let mut order = BootOrder::default();
+    if let Err(e) = read_ledger(path, |r| order.add(&r)) {
+        return fail(e);
+    }
+    let mut sum = Summarizer::new(filter, order);
+    let read = match read_ledger(path, |r| sum.add(&r)) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let mut h = sum.finish(read.skipped_lines, read.skipped_files);
     h.ledger = path.display().to_string();
     h.ledger_from = from.to_string();
     if json {
