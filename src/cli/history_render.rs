@@ -18,26 +18,7 @@ pub(super) fn human(d: Duration) -> String {
 
 /// The boots, a blank line, the programs' table, and what was skipped.
 pub(super) fn render(h: &History, ms: fn(Option<u64>) -> String) -> String {
-    let mut out = String::from("BOOTS\n");
-    for b in &h.boots {
-        let short: String = e(&b.boot).chars().take(8).collect();
-        let end = match b.ended {
-            "clean" => format!(
-                "clean, status {} after {} ({}); way down {}",
-                b.exit_status.unwrap_or(0),
-                e(&b.last),
-                e(b.reason.as_deref().unwrap_or("")),
-                ms(b.shutdown_ms)
-            ),
-            "unclean" => format!("UNCLEAN: no end recorded, last record {}", e(&b.last)),
-            _ => format!(
-                "open: running, or ended uncleanly (last record {})",
-                e(&b.last)
-            ),
-        };
-        let host = e(b.hostname.as_deref().unwrap_or("?"));
-        out.push_str(&format!("  {short}  {}  {host}  {end}\n", e(&b.started)));
-    }
+    let mut out = boots(h, ms);
     out.push('\n');
     let header = [
         "PROGRAM",
@@ -121,4 +102,29 @@ fn failure(f: &Failure) -> String {
         (None, None) => "ended".to_string(),
     };
     format!("{} {how} ({})", e(&f.at), f.cause)
+}
+
+/// `BOOTS` and a line per boot: its id, start, host and how it ended.
+fn boots(h: &History, ms: fn(Option<u64>) -> String) -> String {
+    let mut out = String::from("BOOTS\n");
+    for b in &h.boots {
+        let short: String = e(&b.boot).chars().take(8).collect();
+        let end = match b.ended {
+            "clean" => format!(
+                "clean, status {} after {} ({}); way down {}",
+                b.exit_status.unwrap_or(0),
+                e(&b.last),
+                e(b.reason.as_deref().unwrap_or("")),
+                ms(b.shutdown_ms)
+            ),
+            "unclean" => format!("UNCLEAN: no end recorded, last record {}", e(&b.last)),
+            _ => format!(
+                "open: running, or ended uncleanly (last record {})",
+                e(&b.last)
+            ),
+        };
+        let host = e(b.hostname.as_deref().unwrap_or("?"));
+        out.push_str(&format!("  {short}  {}  {host}  {end}\n", e(&b.started)));
+    }
+    out
 }
