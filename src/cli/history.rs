@@ -129,6 +129,9 @@ pub fn boot_line(b: &PreviousBoot) -> String {
             "ended UNCLEANLY (no end recorded; last record {})",
             b.at.as_deref().unwrap_or("?")
         ),
+        "unknown" => {
+            "UNKNOWN (the ledger's end is not a record: garbage, zeros, a torn line)".to_string()
+        }
         _ => "none (first boot in the ledger)".to_string(),
     };
     format!("boot {}; previous boot: {before}", b.boot_id)
