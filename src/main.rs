@@ -44,13 +44,17 @@ fn main() -> ExitCode {
             boots,
             json,
         }) => {
-            let path = ledger.clone().unwrap_or_else(default_ledger);
+            let (path, from) = ctrlinit::cli::history::choose_ledger(
+                ledger.as_deref(),
+                &client_socket(&cli),
+                default_ledger(),
+            );
             let filter = ctrlinit::cli::history::Filter {
                 program: program.clone(),
                 since: since.clone(),
                 boots,
             };
-            ExitCode::from(ctrlinit::cli::history::history(&path, &filter, json))
+            ExitCode::from(ctrlinit::cli::history::history(&path, &from, &filter, json))
         }
         Some(Command::Import {
             from,

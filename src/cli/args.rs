@@ -233,8 +233,9 @@ pub enum Command {
     /// program its starts, restarts, causes, last exit, mean time between failures and ready
     /// latency (exit 1: the ledger cannot be read).
     History {
-        /// The ledger file (default: ledger.jsonl in $CTRLINIT_LOG_DIR, or
-        /// /var/log/ctrlinit); on the host, the mounted log directory's.
+        /// The ledger file (default: the one the init at the control socket writes, when one
+        /// answers; else ledger.jsonl in $CTRLINIT_LOG_DIR, or /var/log/ctrlinit); on the
+        /// host, the mounted log directory's. The first line says which file was read.
         #[arg(long, value_name = "PATH")]
         ledger: Option<PathBuf>,
         /// Only this program.

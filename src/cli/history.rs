@@ -2,33 +2,76 @@
 //! `history_read`, summed up in `history_summary`, shown by `history_render`). Also the line
 //! `status` shows above its table for the boot.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::history_read::read_ledger;
 pub use super::history_summary::Filter;
-use super::history_summary::summarize;
-use crate::model::protocol::PreviousBoot;
+use super::history_summary::{BootOrder, Summarizer};
+use crate::api::client::Client;
+use crate::model::protocol::{PreviousBoot, Request, Response};
 
 /// Exit statuses (as `ctl`'s: 0 done, 1 failed).
 const EXIT_OK: u8 = 0;
 const EXIT_FAILED: u8 = 1;
 
-/// `ctrlinit history`.
-pub fn history(path: &Path, filter: &Filter, json: bool) -> u8 {
-    let read = match read_ledger(path) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("ctrlinit history: {e}");
-            return EXIT_FAILED;
-        }
+/// Which ledger `history` reads: the file named, else the one the init at `socket` writes
+/// (when one answers with its ledger on), else `fallback`; with a sentence saying which.
+pub fn choose_ledger(named: Option<&Path>, socket: &Path, fallback: PathBuf) -> (PathBuf, String) {
+    if let Some(p) = named {
+        return (p.to_path_buf(), "named by --ledger".into());
+    }
+    let shown = crate::model::printable::escape_controls(&socket.to_string_lossy()).into_owned();
+    match ledger_of_init(socket) {
+        Ok(Some(p)) => (PathBuf::from(p), format!("the init at {shown} writes it")),
+        Ok(None) => (
+            fallback,
+            format!("the init at {shown} runs without a ledger; the default path"),
+        ),
+        Err(e) => (
+            fallback,
+            format!("no init answered at {shown} ({e}); the default path"),
+        ),
+    }
+}
+
+/// The ledger path the init at `socket` reports in its status answer (`None`: it has none).
+fn ledger_of_init(socket: &Path) -> Result<Option<String>, String> {
+    let request = Request::Status {
+        names: Vec::new(),
+        usage: false,
     };
-    let h = summarize(
-        &read.records,
-        filter,
-        read.skipped_lines,
-        read.skipped_files,
-    );
+    let answer = Client::connect(socket)
+        .and_then(|mut c| c.call(&request, ASK_INIT))
+        .map_err(|e| e.to_string())?;
+    match answer {
+        Response::Status { previous_boot, .. } => Ok(previous_boot.and_then(|b| b.ledger)),
+        other => Err(format!("an unexpected answer: {other:?}")),
+    }
+}
+
+/// How long `history` waits for the init's answer before it reads the default path.
+const ASK_INIT: Duration = Duration::from_secs(3);
+
+/// `ctrlinit history` of the ledger at `path`; `from` says why that file (shown first).
+pub fn history(path: &Path, from: &str, filter: &Filter, json: bool) -> u8 {
+    let fail = |e: String| {
+        eprintln!("ctrlinit history: {e} ({from})");
+        EXIT_FAILED
+    };
+    // Two streamed passes: the boots first (which `--boots N` keeps), then the figures.
+    let mut order = BootOrder::default();
+    if let Err(e) = read_ledger(path, |r| order.add(&r)) {
+        return fail(e);
+    }
+    let mut sum = Summarizer::new(filter, order);
+    let read = match read_ledger(path, |r| sum.add(&r)) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let mut h = sum.finish(read.skipped_lines, read.skipped_files);
+    h.ledger = path.display().to_string();
+    h.ledger_from = from.to_string();
     if json {
         match serde_json::to_string_pretty(&h) {
             Ok(s) => println!("{s}"),
@@ -38,6 +81,8 @@ pub fn history(path: &Path, filter: &Filter, json: bool) -> u8 {
             }
         }
     } else {
+        let shown = crate::model::printable::escape_controls(&h.ledger).into_owned();
+        println!("ledger {shown} ({})", h.ledger_from);
         print!("{}", render(&h));
         for f in &h.skipped_files {
             eprintln!("ctrlinit history: skipped {f}");
@@ -84,6 +129,9 @@ pub fn boot_line(b: &PreviousBoot) -> String {
             "ended UNCLEANLY (no end recorded; last record {})",
             b.at.as_deref().unwrap_or("?")
         ),
+        "unknown" => {
+            "UNKNOWN (the ledger's end is not a record: garbage, zeros, a torn line)".to_string()
+        }
         _ => "none (first boot in the ledger)".to_string(),
     };
     format!("boot {}; previous boot: {before}", b.boot_id)

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use super::history_summary::History;
+use super::history_summary::{Failure, History};
+use crate::model::printable::escape_controls as e;
 
 /// `1.2s`, `340ms`, `3m 5s`, `2h 10m`.
 pub(super) fn human(d: Duration) -> String {
@@ -17,23 +18,7 @@ pub(super) fn human(d: Duration) -> String {
 
 /// The boots, a blank line, the programs' table, and what was skipped.
 pub(super) fn render(h: &History, ms: fn(Option<u64>) -> String) -> String {
-    let mut out = String::from("BOOTS\n");
-    for b in &h.boots {
-        let short: String = b.boot.chars().take(8).collect();
-        let end = match b.ended {
-            "clean" => format!(
-                "clean, status {} after {} ({}); way down {}",
-                b.exit_status.unwrap_or(0),
-                b.last,
-                b.reason.as_deref().unwrap_or(""),
-                ms(b.shutdown_ms)
-            ),
-            "unclean" => format!("UNCLEAN: no end recorded, last record {}", b.last),
-            _ => format!("open: running, or ended uncleanly (last record {})", b.last),
-        };
-        let host = b.hostname.as_deref().unwrap_or("?");
-        out.push_str(&format!("  {short}  {}  {host}  {end}\n", b.started));
-    }
+    let mut out = boots(h, ms);
     out.push('\n');
     let header = [
         "PROGRAM",
@@ -51,7 +36,7 @@ pub(super) fn render(h: &History, ms: fn(Option<u64>) -> String) -> String {
         .map(|p| {
             let causes: Vec<String> = p.exits.iter().map(|(c, n)| format!("{c}={n}")).collect();
             vec![
-                p.program.clone(),
+                e(&p.program).into_owned(),
                 p.starts.to_string(),
                 p.restarts.to_string(),
                 if causes.is_empty() {
@@ -59,7 +44,7 @@ pub(super) fn render(h: &History, ms: fn(Option<u64>) -> String) -> String {
                 } else {
                     causes.join(",")
                 },
-                p.last_exit.clone().unwrap_or_else(|| "-".into()),
+                e(p.last_exit.as_deref().unwrap_or("-")).into_owned(),
                 ms(p.mtbf_ms),
                 ms(p.ready_p50_ms),
                 ms(p.ready_p95_ms),
@@ -85,12 +70,61 @@ pub(super) fn render(h: &History, ms: fn(Option<u64>) -> String) -> String {
     for r in &rows {
         line(r.iter().map(String::as_str).collect());
     }
+    out.push_str(&last_failures(h));
     if h.skipped_lines > 0 {
         out.push_str(&format!(
             "\n{} line{} skipped (not ledger records: torn or foreign)\n",
             h.skipped_lines,
             if h.skipped_lines == 1 { "" } else { "s" }
         ));
+    }
+    out
+}
+
+/// Per program with failures, its last ones: time, exit code or signal, cause.
+fn last_failures(h: &History) -> String {
+    let mut out = String::new();
+    for p in h.programs.iter().filter(|p| !p.last_failures.is_empty()) {
+        if out.is_empty() {
+            out.push_str("\nLAST FAILURES\n");
+        }
+        let each: Vec<String> = p.last_failures.iter().map(failure).collect();
+        out.push_str(&format!("  {}  {}\n", e(&p.program), each.join("; ")));
+    }
+    out
+}
+
+/// `2026-12-03T13:00:00.123Z killed by SIGSEGV (crash)`.
+fn failure(f: &Failure) -> String {
+    let how = match (&f.code, &f.signal) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(sig)) => format!("killed by {}", e(sig)),
+        (None, None) => "ended".to_string(),
+    };
+    format!("{} {how} ({})", e(&f.at), f.cause)
+}
+
+/// `BOOTS` and a line per boot: its id, start, host and how it ended.
+fn boots(h: &History, ms: fn(Option<u64>) -> String) -> String {
+    let mut out = String::from("BOOTS\n");
+    for b in &h.boots {
+        let short: String = e(&b.boot).chars().take(8).collect();
+        let end = match b.ended {
+            "clean" => format!(
+                "clean, status {} after {} ({}); way down {}",
+                b.exit_status.unwrap_or(0),
+                e(&b.last),
+                e(b.reason.as_deref().unwrap_or("")),
+                ms(b.shutdown_ms)
+            ),
+            "unclean" => format!("UNCLEAN: no end recorded, last record {}", e(&b.last)),
+            _ => format!(
+                "open: running, or ended uncleanly (last record {})",
+                e(&b.last)
+            ),
+        };
+        let host = e(b.hostname.as_deref().unwrap_or("?"));
+        out.push_str(&format!("  {short}  {}  {host}  {end}\n", e(&b.started)));
     }
     out
 }

@@ -91,6 +91,11 @@ impl FileSink {
         self.scratch = scratch;
     }
 
+    /// Whether the last write failed (then its line may be cut short in the file).
+    pub fn is_failing(&self) -> bool {
+        self.failing
+    }
+
     /// Writes whole lines, rotating first whenever the next lines would pass `max_size`.
     fn write_lines(&mut self, mut rest: &[u8]) {
         while !rest.is_empty() {

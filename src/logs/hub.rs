@@ -122,6 +122,8 @@ async fn serve(
         shared.own_queue.flushed().await;
     };
     let _ = tokio::time::timeout(DRAIN_AT_EXIT, drained).await;
+    // After the crash reports' records, whether they finished or not: the end is the last.
+    shared.close_ledger();
     // Pending own lines sent before Shutdown are handled above; flush by dropping.
     shared.own_file.borrow_mut().take();
 }
@@ -149,6 +151,7 @@ fn shared_state(
         programs: RefCell::new(HashMap::new()),
         own_file: RefCell::new(own_file),
         ledger: RefCell::new(ledger),
+        ledger_state: RefCell::default(),
         own_queue: Rc::new(OwnQueue::new()),
         followers: RefCell::new(Vec::new()),
         open_pipes: Cell::new(0),

@@ -17,6 +17,7 @@ use super::file::FileSink;
 use super::frame::Block;
 use super::ring::{RING_BYTES, Ring};
 use crate::config::{Config, ConsoleMode, LogSettings, StderrMode};
+use crate::model::ledger::{Fact, Record};
 
 /// Drain tracking for one run: how many of its pipes are still open.
 struct RunDrain {
@@ -84,6 +85,8 @@ pub(super) struct Shared {
     pub(super) own_file: RefCell<Option<FileSink>>,
     /// The run ledger (`ledger.jsonl`), when it is on.
     pub(super) ledger: RefCell<Option<FileSink>>,
+    /// The ledger's state between records: an `end` held back, a last write that failed.
+    pub(super) ledger_state: RefCell<LedgerState>,
     /// ctrlinit's own lines on their way to the console.
     pub(super) own_queue: Rc<super::own_queue::OwnQueue>,
     pub(super) followers: RefCell<Vec<Follower>>,
@@ -92,19 +95,65 @@ pub(super) struct Shared {
     pub(super) config: RefCell<Arc<Config>>,
 }
 
+/// See [`Shared::ledger_state`].
+#[derive(Debug, Default)]
+pub(super) struct LedgerState {
+    /// The boot's `end`, written last by [`Shared::close_ledger`].
+    end: Option<Record>,
+    /// The end was written: nothing more is.
+    closed: bool,
+    /// The last write failed: the next record begins with a newline.
+    torn: bool,
+}
+
 impl Shared {
     /// Appends `record` to the ledger: one `write` of one whole line, no buffer kept, so a
     /// SIGKILL of ctrlinit loses nothing written. A record over the line cap is left out.
-    pub(super) fn append_ledger(&self, record: &crate::model::ledger::Record) {
+    ///
+    /// The boot's `end` is held back until [`Shared::close_ledger`], so that records still on
+    /// their way (a crash report of a program that died just before the stop) come before it;
+    /// a record after the end is refused: the end is the last record of a boot.
+    pub(super) fn append_ledger(&self, record: &Record) {
+        let mut state = self.ledger_state.borrow_mut();
+        if state.closed {
+            tracing::debug!("a ledger record after the boot's end was left out");
+            return;
+        }
+        if matches!(record.fact, Fact::End { .. }) {
+            state.end = Some(record.clone());
+            return;
+        }
+        self.write_ledger(&mut state, record);
+    }
+
+    /// Writes the held-back `end` (if any) as the boot's last record; nothing is written after.
+    pub(super) fn close_ledger(&self) {
+        let mut state = self.ledger_state.borrow_mut();
+        if let Some(end) = state.end.take() {
+            self.write_ledger(&mut state, &end);
+        }
+        state.closed = true;
+    }
+
+    fn write_ledger(&self, state: &mut LedgerState, record: &Record) {
         let mut ledger = self.ledger.borrow_mut();
         let Some(sink) = ledger.as_mut() else { return };
-        match record.to_line() {
-            Some(line) => sink.write_block(Block {
-                data: line.as_bytes(),
-                terminated: true,
-            }),
-            None => tracing::debug!("a ledger record over the line cap was left out"),
-        }
+        let Some(line) = record.to_line() else {
+            tracing::debug!("a ledger record over the line cap was left out");
+            return;
+        };
+        // After a failed write (ENOSPC) the file may end in a part of a line: this record
+        // starts on a line of its own, so the cut one does not take it along.
+        let data = if state.torn {
+            format!("\n{line}")
+        } else {
+            line
+        };
+        sink.write_block(Block {
+            data: data.as_bytes(),
+            terminated: true,
+        });
+        state.torn = sink.is_failing();
     }
 }
 

@@ -228,41 +228,78 @@ pub fn bounded_text(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
-/// How the boot before this one ended, from the last record of the ledger's tail (`tail`: the
-/// end of the file; when `whole` is false its first line may be a part and is skipped). Lines
-/// that are not records (a torn last line) are passed over.
-pub fn last_record(tail: &[u8], whole: bool) -> Option<Record> {
+/// How the boot before this one ended, as the ledger's tail tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// `clean` (its end is among its records), `unclean` (its records hold no end), `first`
+    /// (an empty ledger) or `unknown` (the tail cannot be read: garbage, zeros, a torn line).
+    pub ended: &'static str,
+    /// Its exit status, when it ended cleanly.
+    pub exit_status: Option<i32>,
+    /// Why it stopped, when it ended cleanly.
+    pub reason: Option<String>,
+    /// Its end's time (clean) or its last record's (unclean).
+    pub at: Option<String>,
+    /// The boot it was, when a record says.
+    pub boot: Option<String>,
+}
+
+impl Ending {
+    fn bare(ended: &'static str) -> Self {
+        Ending {
+            ended,
+            exit_status: None,
+            reason: None,
+            at: None,
+            boot: None,
+        }
+    }
+}
+
+/// How the boot before this one ended, from the ledger's tail (`tail`: the end of the file;
+/// when `whole` is false its first line may be a part and is skipped). The last line must be a
+/// record, else the tail cannot be read and the answer is `unknown`: a torn or zero-filled end
+/// may hide any number of lost records, so no older record is trusted for a verdict. The boot
+/// of the last record ended cleanly when its `end` is among its records in the tail, wherever
+/// (a record written after it, as an old writer did, does not hide it).
+pub fn ending_of_tail(tail: &[u8], whole: bool) -> Ending {
     let mut lines = tail.split(|&b| b == b'\n');
     if !whole {
         lines.next();
     }
-    let lines: Vec<&[u8]> = lines.collect();
-    lines.into_iter().rev().find_map(parse_line)
-}
-
-/// What `last` (the previous boot's last record) says of its end: `(ended, exit status,
-/// reason, at)`, `ended` being `clean`, `unclean` or `first`.
-pub fn ending_of(
-    last: Option<&Record>,
-) -> (&'static str, Option<i32>, Option<String>, Option<String>) {
-    match last {
-        None => ("first", None, None, None),
-        Some(Record {
-            t,
-            fact:
-                Fact::End {
-                    reason,
-                    exit_status,
-                    ..
-                },
-            ..
-        }) => (
-            "clean",
-            Some(*exit_status),
-            Some(reason.clone()),
-            Some(t.clone()),
-        ),
-        Some(r) => ("unclean", None, None, Some(r.t.clone())),
+    let lines: Vec<&[u8]> = lines.filter(|l| !l.is_empty()).collect();
+    let Some(last) = lines.last() else {
+        return Ending::bare(if whole { "first" } else { "unknown" });
+    };
+    let Some(last) = parse_line(last) else {
+        return Ending::bare("unknown");
+    };
+    let end = lines
+        .iter()
+        .rev()
+        .filter_map(|l| parse_line(l))
+        .find_map(|r| match r.fact {
+            Fact::End {
+                reason,
+                exit_status,
+                ..
+            } if r.boot == last.boot => Some((r.t, reason, exit_status)),
+            _ => None,
+        });
+    match end {
+        Some((t, reason, status)) => Ending {
+            ended: "clean",
+            exit_status: Some(status),
+            reason: Some(reason),
+            at: Some(t),
+            boot: Some(last.boot),
+        },
+        None => Ending {
+            ended: "unclean",
+            at: Some(last.t),
+            boot: Some(last.boot),
+            ..Ending::bare("unclean")
+        },
     }
 }
 
@@ -306,32 +343,72 @@ mod tests {
         assert_eq!(parse_line(line.trim_end().as_bytes()), Some(r));
     }
 
-    #[test]
-    fn the_last_record_passes_over_torn_and_foreign_lines() {
-        let end = record(Fact::End {
+    fn line(boot: &str, fact: Fact) -> String {
+        Record {
+            boot: boot.into(),
+            ..record(fact)
+        }
+        .to_line()
+        .unwrap()
+    }
+
+    fn end() -> Fact {
+        Fact::End {
             reason: "SIGTERM".into(),
             exit_status: 0,
             shutdown_ms: 5,
-        })
-        .to_line()
-        .unwrap();
-        let tail = format!("xx\"}}\n{end}not json\n{{\"t\":\"2026-12-03T13:0");
-        let last = last_record(tail.as_bytes(), false).unwrap();
-        assert_eq!(ending_of(Some(&last)).0, "clean");
-        assert_eq!(ending_of(Some(&last)).1, Some(0));
-        // A part of a line at the start of a partial tail is never taken for a record.
-        let start = record(Fact::Start {
+        }
+    }
+
+    fn crash() -> Fact {
+        Fact::Crash {
             program: "a".into(),
-            run: 1,
-            pid: 9,
-        })
-        .to_line()
-        .unwrap();
-        let cut = &start[1..];
-        assert_eq!(last_record(cut.as_bytes(), false), None);
-        assert_eq!(ending_of(None).0, "first");
-        let unclean = last_record(start.as_bytes(), true).unwrap();
-        assert_eq!(ending_of(Some(&unclean)).0, "unclean");
+            report: "r".into(),
+        }
+    }
+
+    #[test]
+    fn a_boot_ended_cleanly_when_its_end_is_among_its_records_in_any_order() {
+        let e = ending_of_tail(format!("xx\"}}\n{}", line("b1", end())).as_bytes(), false);
+        assert_eq!((e.ended, e.exit_status), ("clean", Some(0)));
+        // A crash report's record after the end (an old writer) does not hide the end.
+        let tail = format!("{}{}", line("b1", end()), line("b1", crash()));
+        assert_eq!(ending_of_tail(tail.as_bytes(), true).ended, "clean");
+        // Another boot's end does not count for the last boot.
+        let tail = format!("{}{}", line("b0", end()), line("b1", crash()));
+        assert_eq!(ending_of_tail(tail.as_bytes(), true).ended, "unclean");
+        assert_eq!(ending_of_tail(b"", true).ended, "first");
+    }
+
+    #[test]
+    fn a_tail_that_cannot_be_read_is_unknown_never_an_older_record() {
+        let end = line("b1", end());
+        for tail in [
+            format!("{end}not json\n"),
+            format!("{end}{{\"t\":\"2026-12-03T13:0"),
+            format!("{end}{}", "\0".repeat(4096)),
+            "garbage\n\u{0}\u{1}{\"torn\":".to_string(),
+        ] {
+            assert_eq!(
+                ending_of_tail(tail.as_bytes(), true).ended,
+                "unknown",
+                "{tail:?}"
+            );
+        }
+        // A part of a line at the start of a partial tail is never taken for a record.
+        let start = line(
+            "b1",
+            Fact::Start {
+                program: "a".into(),
+                run: 1,
+                pid: 9,
+            },
+        );
+        assert_eq!(
+            ending_of_tail(&start.as_bytes()[1..], false).ended,
+            "unknown"
+        );
+        assert_eq!(ending_of_tail(start.as_bytes(), true).ended, "unclean");
     }
 
     #[test]

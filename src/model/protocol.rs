@@ -410,7 +410,8 @@ pub struct InterfaceStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PreviousBoot {
     /// `clean` (it wrote its end), `unclean` (it did not: SIGKILL, OOM kill of PID 1, a host
-    /// crash) or `first` (no earlier boot in the ledger).
+    /// crash), `unknown` (the ledger's end is not a record: garbage, zeros, a torn line) or
+    /// `first` (no earlier boot in the ledger).
     pub ended: String,
     /// Its exit status, when it ended cleanly.
     pub exit_status: Option<i32>,
@@ -420,6 +421,9 @@ pub struct PreviousBoot {
     pub at: Option<String>,
     /// This boot's id (the probe endpoint's `boot=`).
     pub boot_id: String,
+    /// The ledger file this boot writes, as the init sees it (what `history` reads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
 }
 
 /// One external dependency (`[external.NAME]`) as `status` shows it.

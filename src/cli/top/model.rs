@@ -419,6 +419,7 @@ pub(crate) mod tests {
                 reason: None,
                 at: None,
                 boot_id: "b".into(),
+                ledger: None,
             }),
             vec![ExternalStatus {
                 name: "config-api".into(),

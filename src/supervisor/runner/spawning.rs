@@ -130,14 +130,16 @@ impl Runner {
 }
 
 /// What a oneshot is told of the boot before this one (from the run ledger), so idempotent
-/// provisioning can clean what an unclean end left: `CTRLINIT_PREVIOUS_BOOT=clean|unclean|first`
-/// and, when known, `CTRLINIT_PREVIOUS_EXIT_STATUS`. Nothing when the ledger is off.
+/// provisioning can clean what an unclean end left:
+/// `CTRLINIT_PREVIOUS_BOOT=clean|unclean|unknown|first` and, when known,
+/// `CTRLINIT_PREVIOUS_EXIT_STATUS`; `unknown` when the ledger was refused. Nothing when the
+/// ledger is off.
 fn previous_boot_env() -> Vec<(&'static str, String)> {
-    let Some(b) = crate::logs::ledger::previous_boot() else {
+    let Some(ended) = crate::logs::ledger::previous_for_oneshots() else {
         return Vec::new();
     };
-    let mut env = vec![("CTRLINIT_PREVIOUS_BOOT", b.ended.clone())];
-    if let Some(code) = b.exit_status {
+    let mut env = vec![("CTRLINIT_PREVIOUS_BOOT", ended.to_string())];
+    if let Some(code) = crate::logs::ledger::previous_boot().and_then(|b| b.exit_status) {
         env.push(("CTRLINIT_PREVIOUS_EXIT_STATUS", code.to_string()));
     }
     env
