@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use common::*;
 
 fn counter(port: u16, name: &str) -> u64 {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // The probe port may still be starting on a loaded machine.
+    let mut s = wait_until("the probe port", DEADLINE, || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
     s.set_read_timeout(Some(DEADLINE)).unwrap();
     s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
     let mut text = String::new();
@@ -138,4 +141,88 @@ fn a_stream_client_that_never_ends_its_message_is_cut_closed_and_capped() {
     ok.write_all(b"<14>fine: over the stream\0").unwrap();
     init.wait_for_line("syslog   | info fine: over the stream");
     status_answers(&init);
+}
+
+#[test]
+fn idle_stream_connections_are_closed_so_a_real_client_gets_in_and_refusals_are_said() {
+    let http = free_port();
+    let init = init()
+        .file(
+            "a.toml",
+            &format!(
+                "[init]\nsyslog_stream = \"{{dir}}/log.stream\"\nhttp = \"127.0.0.1:{http}\"\n\n\
+                 [program.a]\ncommand = [\"sleep\", \"600\"]\n"
+            ),
+        )
+        .start();
+    let path = init.dir().join("log.stream");
+    let syslog_file = init.dir().join("log").join("syslog.log");
+    // Bound before any program starts; no connection of the test's may free a slot later.
+    init.wait_states(&["a=running"]);
+    // Every slot held by a connection that never sends a byte (the cap is 64).
+    let idle: Vec<UnixStream> = (0..64)
+        .map(|_| UnixStream::connect(&path).unwrap())
+        .collect();
+    let began = Instant::now();
+    wait_until("the cap reached", DEADLINE, || {
+        drop(UnixStream::connect(&path).ok());
+        (counter(http, "ctrlinit_syslog_stream_refused_connections") >= 1).then_some(())
+    });
+    init.wait_for_line("syslog stream socket: refused");
+    // A real client, retrying as one would: its line lands once the idle ones are closed
+    // (30 s of silence), with a wide margin for a loaded machine.
+    wait_until(
+        "a real client's line",
+        Duration::from_secs(30) + DEADLINE + DEADLINE,
+        || {
+            let text = std::fs::read_to_string(&syslog_file).unwrap_or_default();
+            if text.contains("real: client line") {
+                return Some(());
+            }
+            if let Ok(mut c) = UnixStream::connect(&path) {
+                let _ = c.write_all(b"<14>real: client line\n");
+            }
+            None
+        },
+    );
+    assert!(counter(http, "ctrlinit_syslog_stream_idle_closed_connections") >= 64);
+    let said = init.count_lines("syslog stream socket: refused");
+    let bound = began.elapsed().as_secs() as usize / 10 + 2;
+    assert!(
+        said <= bound,
+        "{said} refusal lines in {:?}",
+        began.elapsed()
+    );
+    drop(idle);
+    status_answers(&init);
+}
+
+#[test]
+fn terminal_escapes_in_a_syslog_tag_and_message_reach_no_file_or_console_raw() {
+    let init = init()
+        .file(
+            "a.toml",
+            "[init]\nsyslog = \"{dir}/log.sock\"\n\n[program.a]\ncommand = [\"sleep\", \"600\"]\n",
+        )
+        .start();
+    init.wait_states(&["a=running"]);
+    let sock = init.dir().join("log.sock");
+    let sender = UnixDatagram::unbound().unwrap();
+    let message = "<13>ev\u{1b}[31mil\u{9b}2J: a\u{9b}31m\u{1b}]0;pwned\u{7}b\u{85}end";
+    sender.send_to(message.as_bytes(), &sock).unwrap();
+    let shown = init.wait_for_line("pwned");
+    assert!(
+        shown.contains("ev#033[31mil#2332J: a#23331m#033]0;pwned#007b#205end"),
+        "{shown}"
+    );
+    let raw = |t: &str| t.chars().any(|c| c.is_control() && c != '\n' && c != '\t');
+    assert!(!raw(&init.output()), "raw controls on the console");
+    for entry in std::fs::read_dir(init.dir().join("log")).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.is_file() {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).to_string();
+        assert!(!raw(&text), "raw controls in {}: {text:?}", path.display());
+    }
 }

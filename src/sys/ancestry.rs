@@ -49,21 +49,44 @@ impl<K: Clone> Owners<K> {
         if self.mains.is_empty() {
             return None;
         }
-        let mut current = pid;
+        if let Some(k) = self.mains.get(&pid) {
+            return Some(k.clone());
+        }
+        self.owner_by(pid, procs::stat(pid)?)
+    }
+
+    /// [`Owners::owner`] of `pid`, whose `/proc` stat was read just now as `stat` (the first
+    /// step of the walk is not read again, so the process checked and the one walked from are
+    /// one, whatever exits in between).
+    pub fn owner_by(&self, pid: i32, stat: procs::ProcStat) -> Option<K> {
+        if self.mains.is_empty() {
+            return None;
+        }
+        if let Some(k) = self.mains.get(&pid) {
+            return Some(k.clone());
+        }
+        let mut s = stat;
         for _ in 0..DEPTH {
-            if let Some(k) = self.mains.get(&current) {
-                return Some(k.clone());
-            }
-            let s = procs::stat(current)?;
             if let Some(k) = self.sessions.get(&s.session) {
                 return Some(k.clone());
             }
             if s.ppid <= 1 {
                 return None;
             }
-            current = s.ppid;
+            if let Some(k) = self.mains.get(&s.ppid) {
+                return Some(k.clone());
+            }
+            s = procs::stat(s.ppid)?;
         }
         None
+    }
+
+    /// Whether `key` is still one of the runs in the table.
+    pub fn holds(&self, key: &K) -> bool
+    where
+        K: PartialEq,
+    {
+        self.sessions.values().any(|k| k == key) || self.mains.values().any(|k| k == key)
     }
 }
 

@@ -13,9 +13,13 @@ pub struct ProcStat {
     pub pgrp: i32,
     /// Session.
     pub session: i32,
+    /// When it started, in clock ticks since boot (field 22): with the pid, it names one
+    /// process for good, where a pid alone is reused once its process is gone.
+    pub start: u64,
 }
 
-/// `/proc/PID/stat`'s parent, group and session, or `None` when the process is gone.
+/// `/proc/PID/stat`'s parent, group, session and start time, or `None` when the process is
+/// gone.
 pub fn stat(pid: i32) -> Option<ProcStat> {
     let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
     let mut buf = [0u8; 1024];
@@ -38,10 +42,14 @@ fn parse_stat(line: &[u8]) -> Option<ProcStat> {
     let mut fields = rest.split_ascii_whitespace();
     let _state = fields.next()?;
     let mut next = || fields.next()?.parse::<i32>().ok();
+    let (ppid, pgrp, session) = (next()?, next()?, next()?);
+    // Fields 7 to 21 (tty to itrealvalue), then the start time.
+    let start = fields.nth(15)?.parse::<u64>().ok()?;
     Some(ProcStat {
-        ppid: next()?,
-        pgrp: next()?,
-        session: next()?,
+        ppid,
+        pgrp,
+        session,
+        start,
     })
 }
 
@@ -281,15 +289,20 @@ mod tests {
 
     #[test]
     fn fields_after_a_command_with_spaces_and_parentheses() {
-        let s = parse_stat(b"4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 ...").unwrap();
+        let line =
+            b"4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 10 0 0 0 1 2 0 0 20 0 1 0 987654 ...";
+        let s = parse_stat(line).unwrap();
         assert_eq!(
             s,
             ProcStat {
                 ppid: 1,
                 pgrp: 4242,
-                session: 4242
+                session: 4242,
+                start: 987654,
             }
         );
+        let me = stat(std::process::id() as i32).unwrap();
+        assert!(me.start > 0, "{me:?}");
         assert!(parse_stat(b"garbage").is_none());
         assert!(parse_stat(b"1 (x) S y").is_none());
     }

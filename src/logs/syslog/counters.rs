@@ -20,6 +20,10 @@ pub struct SyslogCounters {
     pub stream_refused: AtomicU64,
     /// Stream connections closed for a message left unfinished past the deadline.
     pub stream_timed_out: AtomicU64,
+    /// Stream connections closed after a silence past the idle deadline.
+    pub stream_idle_closed: AtomicU64,
+    /// Stream connections closed because the run that opened them ended.
+    pub stream_run_ended: AtomicU64,
 }
 
 impl SyslogCounters {
@@ -62,6 +66,16 @@ impl SyslogCounters {
                 "stream_timed_out_connections",
                 "syslog stream connections closed for a message left unfinished.",
                 get(&self.stream_timed_out),
+            ),
+            (
+                "stream_idle_closed_connections",
+                "syslog stream connections closed after 30 s without a byte.",
+                get(&self.stream_idle_closed),
+            ),
+            (
+                "stream_run_ended_connections",
+                "syslog stream connections closed because the run that opened them ended.",
+                get(&self.stream_run_ended),
             ),
         ]
     }

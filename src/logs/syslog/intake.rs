@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tracing::{debug, warn};
 
+use super::Run;
 use super::budget;
 use super::counters::SyslogCounters;
 use super::record::{MESSAGE_MAX, Record};
@@ -19,6 +20,7 @@ use crate::logs::console::{self, json_string};
 use crate::logs::frame::Block;
 use crate::logs::shared::{ProgramLog, Shared};
 use crate::sys::ancestry::Owners;
+use crate::sys::procs;
 use crate::sys::syslog_socket::SyslogSocket;
 
 /// Datagrams read per turn at most.
@@ -33,20 +35,40 @@ const SEEN_MAX: usize = 1024;
 /// Messages from live senders of no known run held back for the next table, at most.
 const PARKED_MAX: usize = 256;
 
-/// How long such a message waits for a table that names its sender.
-const PARK_FOR: Duration = Duration::from_millis(500);
+/// How long such a message (or a new stream connection) waits for a table that names its
+/// sender.
+pub(super) const PARK_FOR: Duration = Duration::from_millis(500);
 /// The name of the stream of senders that belong to no program.
 pub const FOREIGN: &str = "syslog";
 
 /// A held-back message: its sender, bytes, whether it was cut, when it came.
-pub(super) type Parked = (i32, Vec<u8>, bool, Instant);
+pub(super) type Parked = (Sender, Vec<u8>, bool, Instant);
+
+/// A sender as read at receipt: the pid the kernel named and the start time of the process
+/// that held it then. A pid is reused once its process is gone (a local user can fork until it
+/// holds one a program's `logger` used); with the start time it names one process for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Sender {
+    pid: i32,
+    start: u64,
+}
+
+impl Sender {
+    /// The process holding `pid` now (`None`: none does).
+    pub(super) fn of(pid: i32) -> Option<Sender> {
+        let start = procs::stat(pid)?.start;
+        Some(Sender { pid, start })
+    }
+}
 
 /// The intake's state, on the log thread.
 pub(crate) struct Intake {
     pub(super) shared: Rc<Shared>,
-    pub(super) owners: RefCell<Owners<String>>,
-    /// Senders attributed since the table last changed: pid -> program (`None`: none).
-    pub(super) seen: RefCell<HashMap<i32, Option<String>>>,
+    pub(super) owners: RefCell<Owners<Run>>,
+    /// Senders attributed since the table last changed (`None`: no run).
+    pub(super) seen: RefCell<HashMap<Sender, Option<Run>>>,
+    /// Counts the tables: stream connections wake on a new one to see whether their run ended.
+    pub(super) tables: tokio::sync::watch::Sender<u64>,
     pub(super) budget: RefCell<budget::Budget>,
     pub(super) counters: Arc<SyslogCounters>,
     /// This turn's lines, by source, on their way to the files and the ring.
@@ -67,6 +89,7 @@ impl Intake {
             shared: Rc::clone(shared),
             owners: RefCell::new(Owners::default()),
             seen: RefCell::new(HashMap::new()),
+            tables: tokio::sync::watch::Sender::new(0),
             budget: RefCell::new(budget::Budget::default()),
             counters,
             pending: RefCell::new(HashMap::new()),
@@ -77,10 +100,16 @@ impl Intake {
     }
 
     /// The owner loop's new table of runs.
-    pub(crate) fn set_owners(&self, owners: Owners<String>) {
+    pub(crate) fn set_owners(&self, owners: Owners<Run>) {
         *self.owners.borrow_mut() = owners;
         self.seen.borrow_mut().clear();
+        self.tables.send_modify(|n| *n += 1);
         self.unpark(true);
+    }
+
+    /// Whether `run` is still in the table (a stream connection it opened is closed when not).
+    pub(super) fn live(&self, run: &Run) -> bool {
+        self.owners.borrow().holds(run)
     }
 
     /// Hands the parked messages on: all of them (`all`, a new table), or those that waited
@@ -98,58 +127,75 @@ impl Intake {
             *parked = keep;
             due
         };
-        for (pid, bytes, cut, at) in due {
+        for (sender, bytes, cut, at) in due {
             let late = now.duration_since(at) >= PARK_FOR;
-            self.deliver(Some(pid), &bytes, cut, now, late);
+            self.deliver(Some(sender), &bytes, cut, now, late);
         }
         self.flush(now);
     }
 
-    /// The program `pid` belongs to, if any.
-    fn attribute(&self, pid: i32) -> Option<String> {
-        if let Some(known) = self.seen.borrow().get(&pid) {
+    /// The run `sender` belongs to, if any: none when its pid is no longer held by that very
+    /// process (it exited, and the pid may be another's now).
+    pub(super) fn attribute(&self, sender: Sender) -> Option<Run> {
+        if let Some(known) = self.seen.borrow().get(&sender) {
             return known.clone();
         }
-        let owner = self.owners.borrow().owner(pid);
+        let stat = procs::stat(sender.pid).filter(|s| s.start == sender.start)?;
+        let owner = self.owners.borrow().owner_by(sender.pid, stat);
         let mut seen = self.seen.borrow_mut();
         if seen.len() >= SEEN_MAX {
             seen.clear();
         }
-        seen.insert(pid, owner.clone());
+        seen.insert(sender, owner.clone());
         owner
     }
 
-    /// One message from `pid` (`None`: no credentials), `cut` at [`MESSAGE_MAX`].
+    /// One datagram from `pid` (`None`: no credentials), `cut` at [`MESSAGE_MAX`].
     pub(super) fn message(&self, pid: Option<i32>, bytes: &[u8], cut: bool, now: Instant) {
-        let c = &self.counters;
-        SyslogCounters::add(&c.received, 1);
+        self.count(cut);
+        self.deliver(pid.and_then(Sender::of), bytes, cut, now, false);
+    }
+
+    /// One message of a stream connection, already attributed to `run` (`None`: no run).
+    pub(super) fn stream_message(&self, run: Option<&Run>, bytes: &[u8], cut: bool, now: Instant) {
+        self.count(cut);
+        self.write(run, bytes, now);
+    }
+
+    fn count(&self, cut: bool) {
+        SyslogCounters::add(&self.counters.received, 1);
         if cut {
-            SyslogCounters::add(&c.truncated, 1);
+            SyslogCounters::add(&self.counters.truncated, 1);
         }
-        self.deliver(pid, bytes, cut, now, false);
     }
 
     /// Attributes and queues one message; a live sender of no known run is parked first
     /// (unless `last_try`).
-    fn deliver(&self, pid: Option<i32>, bytes: &[u8], cut: bool, now: Instant, last_try: bool) {
-        let c = &self.counters;
-        let owner = pid.and_then(|p| self.attribute(p));
+    fn deliver(&self, from: Option<Sender>, bytes: &[u8], cut: bool, now: Instant, last_try: bool) {
+        let owner = from.and_then(|s| self.attribute(s));
         if owner.is_none()
             && !last_try
-            && let Some(pid) = pid
+            && let Some(sender) = from
             && self.parked.borrow().len() < PARKED_MAX
-            && crate::sys::procs::stat(pid).is_some()
+            && Sender::of(sender.pid) == Some(sender)
         {
             self.parked
                 .borrow_mut()
-                .push((pid, bytes.to_vec(), cut, now));
+                .push((sender, bytes.to_vec(), cut, now));
             self.parked_one.notify_one();
             return;
         }
-        if owner.is_none() {
+        self.write(owner.as_ref(), bytes, now);
+    }
+
+    /// Parses one message and queues its line for `run`'s program (the `syslog` stream when
+    /// none), within that source's budget.
+    fn write(&self, run: Option<&Run>, bytes: &[u8], now: Instant) {
+        let c = &self.counters;
+        if run.is_none() {
             SyslogCounters::add(&c.foreign, 1);
         }
-        let source = owner.as_deref().unwrap_or(FOREIGN);
+        let source = run.map_or(FOREIGN, |r| r.name.as_str());
         if !self.budget.borrow_mut().take(source, now) {
             SyslogCounters::add(&c.rate_dropped, 1);
             return;

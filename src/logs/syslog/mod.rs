@@ -9,7 +9,10 @@
 //! ([`crate::sys::ancestry::Owners`], the rule the sd_notify intake uses too) whenever one
 //! changes, and a sender is attributed here by the kernel's credentials of its datagram
 //! (`SCM_CREDENTIALS`) or connection (`SO_PEERCRED`), one `/proc` walk up from its pid, at most
-//! once per sender per turn.
+//! once per sender per table. A sender is its pid *and* that process's start time, read at
+//! receipt: a pid that its process left and another took is another sender, never the cached
+//! one. A stream connection is attributed once, when it is accepted, to the run that opened it,
+//! and closed when that run leaves the table (a descriptor handed on outlives its opener).
 //!
 //! Bounds: a message is cut at [`MESSAGE_MAX`] (counted); a turn reads at most [`BATCH`]
 //! datagrams or for [`TURN_BUDGET`], then the pumps get their turn; each source has its own
@@ -38,6 +41,16 @@ pub use counters::SyslogCounters;
 pub use intake::FOREIGN;
 use intake::{Intake, datagrams, unparking};
 pub use record::MESSAGE_MAX;
+
+/// A program's run as the intake knows it: the program's name and the session the run leads
+/// (its own for the whole run), so what one run opened is never taken for the next run's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// The program's name.
+    pub name: String,
+    /// The session (process group) the run leads.
+    pub session: i32,
+}
 
 /// The sockets, bound before the log thread starts.
 pub struct Sockets {

@@ -180,20 +180,28 @@ fn trim_end(mut bytes: &[u8]) -> &[u8] {
     bytes
 }
 
-/// Control characters but tab as `#` and their octal code, as rsyslog writes them.
+/// Control characters but tab as `#` and their octal code, as rsyslog writes them: C0 and DEL
+/// (`#033` for ESC), and C1 too (`#233` for U+009B, a CSI of its own to a terminal that reads
+/// 8-bit controls). The whole message is escaped before it is parsed, so its tag, pid and text
+/// (every field any line, console or JSON, shows) come out escaped.
 fn escape(s: &str) -> String {
-    if !s.bytes().any(|b| b < 0x20 && b != b'\t' || b == 0x7f) {
+    if !s.chars().any(escaped) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
-        if (c < ' ' && c != '\t') || c == '\u{7f}' {
+        if escaped(c) {
             out.push_str(&format!("#{:03o}", c as u32));
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// Whether `c` is written as its code: a control character (C0, DEL, C1) other than tab.
+fn escaped(c: char) -> bool {
+    c.is_control() && c != '\t'
 }
 
 #[cfg(test)]
@@ -244,6 +252,22 @@ mod tests {
         assert_eq!(l.matches('\n').count(), 1, "one record, one line: {l:?}");
         let r = Record::parse(b"");
         assert_eq!(line(&r), "notice \n");
+    }
+
+    #[test]
+    fn terminal_escapes_in_the_tag_and_text_are_written_as_codes() {
+        let r = Record::parse(
+            "<13>ev\u{1b}(0;x\u{7}il\u{9b}2J[7]: a\u{9b}31m\u{1b}[2Jb\u{85}".as_bytes(),
+        );
+        let l = line(&r);
+        assert_eq!(r.tag.as_deref(), Some("ev#033(0;x#007il#2332J"), "{l}");
+        assert_eq!(r.text, "a#23331m#033[2Jb#205", "{l}");
+        assert!(!l.chars().any(|c| c.is_control() && c != '\n'), "{l:?}");
+        let r = Record::parse("<14>1 2026-12-03T13:04:49Z h ap\u{9b}p 1 - - t\u{9b}".as_bytes());
+        assert!(
+            !line(&r).chars().any(|c| c.is_control() && c != '\n'),
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use super::*;
 use crate::logs::Command as LogCommand;
+use crate::logs::syslog::Run;
 use crate::model::ProgramId;
 use crate::sys::ancestry::Owners;
 
@@ -31,13 +32,8 @@ impl Runner {
         if *last == now {
             return;
         }
-        let mut owners = Owners::default();
-        for &(id, main, session) in &now {
-            if let Some(p) = self.core.program(id) {
-                owners.add(p.name().to_string(), main, session);
-            }
-        }
         *last = now;
+        let owners = owners_of(&self.core, last);
         let _ = self.opts.logs.send(LogCommand::SyslogOwners(owners));
     }
 
@@ -49,12 +45,22 @@ impl Runner {
         };
         last.retain(|&(other, _, _)| other != id);
         last.push((id, pid, pid));
-        let mut owners = Owners::default();
-        for &(id, main, session) in last.iter() {
-            if let Some(p) = self.core.program(id) {
-                owners.add(p.name().to_string(), main, session);
-            }
-        }
+        let owners = owners_of(&self.core, last);
         let _ = self.opts.logs.send(LogCommand::SyslogOwners(owners));
     }
+}
+
+/// The intake's table of the runs in `runs`.
+fn owners_of(core: &Core, runs: &Shared) -> Owners<Run> {
+    let mut owners = Owners::default();
+    for &(id, main, session) in runs {
+        if let Some(p) = core.program(id) {
+            let run = Run {
+                name: p.name().to_string(),
+                session,
+            };
+            owners.add(run, main, session);
+        }
+    }
+    owners
 }
