@@ -1013,7 +1013,7 @@ def main():
         with open(args.render_only) as f:
             data = json.load(f)
         tools = [t for t in TOOLS if t not in data["info"].get("missing", {})]
-        md = render(data["info"], data["raw"], data["errors"], tools)
+        md = repo_relative(render(data["info"], data["raw"], data["errors"], tools))
         with open(args.out, "w") as f:
             f.write(md)
         print(md)
@@ -1129,7 +1129,7 @@ def main():
     }
     with open(args.raw, "w") as f:
         json.dump({"info": info, "raw": raw, "errors": errors}, f, indent=1, default=str)
-    md = render(info, raw, errors, available)
+    md = repo_relative(render(info, raw, errors, available))
     with open(args.out, "w") as f:
         f.write(md)
     # The plots next to the table (benches/plots.py; `plots.py --from-results` redraws them).
@@ -1172,6 +1172,12 @@ def sample_configs(ctx):
 
 # --------------------------------------------------------------------------------------------
 # Report
+
+
+def repo_relative(md):
+    """The results with the checkout's own path cut from every path in them: where the repository
+    sat on the machine that measured says nothing to a reader, and RESULTS.md is committed."""
+    return md.replace(REPO + "/", "")
 
 
 def med(results, key):

@@ -350,7 +350,7 @@ def main():
 
 def render(results, args):
     out = ["# Failure detection benchmarks (issue 14)", "",
-           f"Machine: {os.cpu_count()} CPUs, {os.uname().release}. ctrlinit: `{args.ctrlinit}`. "
+           f"Machine: {os.cpu_count()} CPUs, {os.uname().release}. ctrlinit: `{os.path.relpath(args.ctrlinit, REPO) if args.ctrlinit.startswith(REPO + '/') else args.ctrlinit}`. "
            f"Command: `sudo benches/health.py{' --quick' if args.quick else ''}{' --horust PATH' if args.horust else ''}`"
            f"{' (QUICK smoke mode, tiny sizes: not representative)' if args.quick else ''}.", ""]
     r = results.get("idle-checks")

@@ -2,7 +2,7 @@
 //! as PID 1 of a fresh PID namespace and as a plain child of the test (not PID 1: the subreaper
 //! path, which dumb-init's and tini's suites run in). Each test names the upstream test it comes
 //! from (github.com/Yelp/dumb-init `tests/`, github.com/krallin/tini `test/`). Where ctrlinit
-//! differs on purpose, the README's "Differences from tini and dumb-init" says why.
+//! differs on purpose, "Differences from tini and dumb-init" in docs/src/guide/tini.md says why.
 
 mod common;
 

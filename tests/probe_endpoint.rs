@@ -84,7 +84,7 @@ on_failure = "mark"
         (curl(port, "/livez", &[]).0 == 200).then_some(())
     });
 
-    // Metrics: valid OpenMetrics, with every family (README's table lists them).
+    // Metrics: valid OpenMetrics, with every family (docs/src/reference/metrics.md lists them).
     let (code, text) = curl(port, "/metrics", &[]);
     assert_eq!(code, 200);
     let families = openmetrics_families(&text);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check of the project, as CI does (after .ci/run installed the packages): format and
-# lint, the deployment files' agreement (tests/deploy_consistency.sh), unit and integration tests
+# lint, the book (mdbook build docs, and no broken internal link), the deployment files'
+# agreement (tests/deploy_consistency.sh), unit and integration tests
 # (the real binary as PID 1 of fresh PID namespaces, the chaos suite's short run, fuzz
 # regressions), the background examples, the Docker end-to-end script (skipped, saying why, when
 # Docker does not work), and the Criterion benchmarks in smoke mode. (.ci/run then runs the
@@ -31,6 +32,10 @@ started=$(date +%s)
 step "format and lint"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+
+step "the book builds, with no broken internal link (mdbook build docs, tests/book_links.py)"
+mdbook build docs
+python3 tests/book_links.py --html docs/book
 
 step "deployment files agree (deploy/: conf.d, compose, swarm, kubernetes, nomad)"
 tests/deploy_consistency.sh

@@ -77,8 +77,8 @@ fn each_message_goes_to_the_program_whose_run_sent_it() {
     std::fs::write(dir.join("haproxy.cfg"), haproxy_config(&dir, front)).unwrap();
     // Five programs that log the moment they start, through a `logger` that reads its lines from
     // a pipe (a descendant of the run, alive while its messages are read: a sender that has
-    // exited by then cannot be traced to a run, see the README): none of their lines may be
-    // lost or go to another stream.
+    // exited by then cannot be traced to a run, see docs/src/guide/syslog.md): none of their
+    // lines may be lost or go to another stream.
     let mut conf = format!(
         "[init]\nsyslog = \"{{dir}}/log.sock\"\nhttp = \"127.0.0.1:{http}\"\n\n\
          [program.haproxy]\ncommand = [\"haproxy\", \"-db\", \"-f\", \"{{dir}}/haproxy.cfg\"]\n"

@@ -525,7 +525,7 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_family_with_its_type_and_labels() {
+    fn the_metrics_page_lists_every_family_with_its_type_and_labels() {
         let (m, own) = sample();
         let text = render(&m, &own);
         let served: std::collections::BTreeSet<String> = text
@@ -540,15 +540,18 @@ mod tests {
                 format!("`{sample}{}` | {kind}", labels(&text, &sample))
             })
             .collect();
-        let readme =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-        let start = readme
+        let page = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/src/reference/metrics.md"
+        ))
+        .unwrap();
+        let start = page
             .find("<!-- metrics:")
-            .expect("no metrics table in README.md");
-        let end = readme
+            .expect("no metrics table in docs/src/reference/metrics.md");
+        let end = page
             .find("<!-- /metrics -->")
             .expect("metrics table not closed");
-        let listed: std::collections::BTreeSet<String> = readme[start..end]
+        let listed: std::collections::BTreeSet<String> = page[start..end]
             .lines()
             .filter(|l| l.starts_with("| `"))
             .map(|l| {
@@ -556,6 +559,9 @@ mod tests {
                 format!("{} | {}", cells[1], cells[2])
             })
             .collect();
-        assert_eq!(listed, served, "README's metrics table and /metrics differ");
+        assert_eq!(
+            listed, served,
+            "the book's metrics table (docs/src/reference/metrics.md) and /metrics differ"
+        );
     }
 }

@@ -39,8 +39,9 @@ mod units;
 pub use error::{ConfigError, ConfigErrors};
 pub use exec_limits::{EXEC_BUDGET, MAX_ARG_STRLEN};
 
-/// Every key each kind of table accepts, by the table's name as README.md's configuration block
-/// writes it: a test holds that block to this list, so no key goes undocumented.
+/// Every key each kind of table accepts, by the table's name as the book's configuration block
+/// (docs/src/reference/config.md) writes it: a test holds that block to this list, so no key
+/// goes undocumented.
 pub fn known_keys() -> [(&'static str, &'static [&'static str]); 7] {
     [
         ("init", init_table::INIT_KEYS),

@@ -10,7 +10,7 @@
 //! `cap` and then exactly to it, so a full ring's buffer is `cap` bytes. (Appending first and
 //! trimming after let the deque outgrow `cap` once and double to twice its size: every ring
 //! then took 128 KiB, whose second half a program killed again and again paged in a few lines
-//! at a time over an hour, issue 26.)
+//! at a time over an hour.)
 
 use std::collections::VecDeque;
 
@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn the_buffer_never_grows_past_the_cap() {
-        // Issue 26: appending before trimming made a full ring's deque double past its cap, to
+        // Appending before trimming made a full ring's deque double past its cap, to
         // 128 KiB for 64 KiB of lines.
         for cap in [RING_BYTES, 1000] {
             let mut r = Ring::new(cap);

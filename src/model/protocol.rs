@@ -197,7 +197,7 @@ pub struct ProgramStatus {
     /// Those processes' pids, in ascending order; empty when none may be alive.
     #[serde(default)]
     pub pids: Vec<i32>,
-    /// `cgroup` or `marker`: how its processes are told from others (see the README).
+    /// `cgroup` or `marker`: how its processes are told from others (see the book).
     #[serde(default)]
     pub tracking: Option<String>,
     /// Memory its cgroup uses, in bytes (cgroup tracking with the memory controller).

@@ -46,7 +46,7 @@ pub type Answer<T> = Result<T, Refusal>;
 
 /// How far a `status` answer looks past what the core holds. Finding a program's processes
 /// reads its cgroup's (or `/proc`'s) files, and its usage more of them: a few system calls a
-/// program, which at thousands of programs are most of the answer's cost (issue 21, item 14).
+/// program, which at thousands of programs are most of the answer's cost.
 /// Only the answers that show them pay for them: waits, probes and peers ask for states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Detail {

@@ -19,7 +19,7 @@ pub(crate) const CHECK_BURST: Duration = Duration::from_millis(50);
 /// trimmed all the same (`malloc_trim`, on the release thread; nothing else is dropped). Each
 /// thread allocates from its own malloc arena, and bursts of restarts leave free chunks
 /// scattered through them that only a trim returns: without it PID 1's RSS crept up through a
-/// long storm while the memory in use stayed flat (issue 26). A trim costs well under a
+/// long storm while the memory in use stayed flat. A trim costs well under a
 /// millisecond of that thread's time, once a minute and only while busy: idle stays silent.
 pub(crate) const TRIM_AMID_WORK: Duration = Duration::from_secs(60);
 

@@ -46,7 +46,7 @@ pub(crate) struct Tracking {
 
 /// What one look at every run's processes (a `status` of all programs) reads once for all,
 /// instead of once a program: with thousands of programs the per-program reads were most of
-/// the answer's time (issue 21, item 14).
+/// the answer's time.
 #[derive(Debug, Default)]
 pub(crate) struct Look {
     /// Cgroups: no program has groups below its own, so its group's `cgroup.procs` is all of

@@ -1,7 +1,7 @@
 //! The lifecycle's allowed state changes, as data.
 //!
 //! [`ALLOWED`] lists every `(from, to)` pair of public states the core may announce. The core's
-//! simulator fails on any announced change not in it, and a test checks the README's state
+//! simulator fails on any announced change not in it, and a test checks the book's state
 //! table says the same, so the documentation, the table and the code cannot drift apart.
 
 use crate::model::State::{self, *};

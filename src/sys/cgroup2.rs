@@ -308,8 +308,8 @@ impl Cgroups {
 /// process, and again while what the run left drains: its `cgroup.events` is opened at the
 /// first ask and kept open only until the group is found empty, so a `pread` from offset 0
 /// (which makes the kernel show the file afresh) serves the repeated asks, and a running
-/// program holds no descriptor for it (issue 21, item 13: at 5,000 programs one descriptor a
-/// program is what decides whether they fit under a limit of 20,000).
+/// program holds no descriptor for it (at 5,000 programs one descriptor a program is what
+/// decides whether they fit under a limit of 20,000).
 #[derive(Debug)]
 pub struct Group {
     dir: PathBuf,

@@ -97,7 +97,7 @@ impl Releaser {
     /// Asks for a release the moment the owner loop next parks, with no timer of its own and
     /// no settling sleep: the runtime's park hook ([`at_park`]) passes it on. For the turns
     /// that only ran a routine check, so that each costs the release thread one wake-up and
-    /// the loop none (issue 22's idle bound). Work before the park withdraws it
+    /// the loop none (an idle container's bound on wake-ups). Work before the park withdraws it
     /// ([`Releaser::withdraw_at_park`]).
     pub fn request_at_park(&self) {
         if let Ok(mut pending) = AT_PARK.lock() {

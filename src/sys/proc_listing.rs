@@ -2,7 +2,7 @@
 //!
 //! Looking at thousands of programs' processes one program at a time costs a few system calls
 //! a program (open, read and close its group's `cgroup.procs`, or each process's `stat`): at
-//! 3,000 programs that was most of a `status` (issue 21, item 14). A listing of `/proc` costs
+//! 3,000 programs that was most of a `status`. A listing of `/proc` costs
 //! a handful of `getdents64` calls for the whole container, and the processes ctrlinit already
 //! knows (each program's main process, ctrlinit's own children) need no read at all: only the
 //! others are read one by one.

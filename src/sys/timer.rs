@@ -3,8 +3,8 @@
 //! tokio's timer wheel keeps a wait of seconds in a coarse slot and wakes the thread at that
 //! slot's start to move it to a finer one, then again to the next: strace showed a 10 s wait
 //! ending in three `epoll_wait` timeouts (1.8 s, 51 ms, then the due time), so each periodic
-//! check of an idle container cost two wake-ups beyond its own (issue 22's bound is three a
-//! check in all). A `timerfd` armed for the whole wait is one kernel timer and one wake-up.
+//! check of an idle container cost two wake-ups beyond its own (where an idle container is held
+//! to three a check in all). A `timerfd` armed for the whole wait is one kernel timer and one wake-up.
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, RawFd};

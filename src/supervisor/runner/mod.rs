@@ -341,7 +341,7 @@ impl Runner {
     /// After one turn of the loop: work pushes the release of cold memory back (and undoes a
     /// release); the release itself and a routine check that changed nothing do not. A routine
     /// check after a release has its pages handed back as soon as the loop parks: no timer of
-    /// its own, so an idle container with checks wakes only for the checks (issue 22). Checks
+    /// its own, so an idle container with checks wakes only for the checks. Checks
     /// closer together than `idle::CHECK_RELEASE_GAP` share one release at the gap's end.
     fn note_work(&mut self, routine: bool, routine_check: bool) {
         if routine_check {
