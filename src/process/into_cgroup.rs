@@ -16,7 +16,7 @@
 
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use super::child::{CHILD_STACK, ChildPlan, run_child};
+use super::child::{ChildPlan, run_child};
 
 /// `CLONE_INTO_CGROUP`: the `cgroup` field of [`CloneArgs`] names the child's cgroup.
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
@@ -79,11 +79,21 @@ pub(super) fn clone_into(plan: &ChildPlan<'_>, cgroup: libc::c_int) -> std::io::
         // SAFETY: a freshly cloned child, see `run_child`; never returns.
         unsafe { run_child(plan) }
     }
-    let mut stack = vec![0u8; CHILD_STACK];
+    super::child::with_child_stack(|stack| clone3_on(plan, cgroup, entry, stack))
+}
+
+/// [`clone_into`]'s clone3, the child on `stack`.
+#[cfg(target_arch = "x86_64")]
+fn clone3_on(
+    plan: &ChildPlan<'_>,
+    cgroup: libc::c_int,
+    entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    stack: &mut [u8],
+) -> std::io::Result<i32> {
     // The kernel starts the child at the top of [stack, stack + size): keep both 16-aligned, so
     // the `call` below leaves the stack as the ABI expects at a function's entry.
     let base = (stack.as_mut_ptr() as u64 + 15) & !15;
-    let size = (CHILD_STACK as u64 - 16) & !15;
+    let size = (stack.len() as u64 - 16) & !15;
     let args = CloneArgs {
         flags: libc::CLONE_VM as u64
             | libc::CLONE_VFORK as u64
@@ -123,7 +133,6 @@ pub(super) fn clone_into(plan: &ChildPlan<'_>, cgroup: libc::c_int) -> std::io::
             options(nostack),
         );
     }
-    drop(stack);
     if ret < 0 {
         Err(std::io::Error::from_raw_os_error(-ret as i32))
     } else {
