@@ -53,7 +53,7 @@ pub enum Command {
     Configure(Arc<Config>),
     /// The running programs by main process and session, for the syslog intake's attribution
     /// (sent by the owner loop whenever a run starts or ends).
-    SyslogOwners(crate::sys::ancestry::Owners<super::syslog::Run>),
+    SyslogOwners(crate::sys::ancestry::Owners<super::syslog::run::Run>),
     /// Read a freshly spawned process's pipes. `run` is `None` for a hook's output.
     Attach {
         /// Program name.

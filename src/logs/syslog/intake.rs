@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tracing::{debug, warn};
 
-use super::Run;
 use super::budget;
 use super::counters::SyslogCounters;
 use super::record::{MESSAGE_MAX, Record};
+use super::run::Run;
 use crate::config::{ConsoleMode, LogSettings};
 use crate::logs::console::{self, json_string};
 use crate::logs::frame::Block;

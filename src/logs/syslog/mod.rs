@@ -26,6 +26,7 @@ mod budget;
 mod counters;
 pub(super) mod intake;
 mod record;
+pub mod run;
 mod stream;
 
 use std::rc::Rc;
@@ -41,16 +42,6 @@ pub use counters::SyslogCounters;
 pub use intake::FOREIGN;
 use intake::{Intake, datagrams, unparking};
 pub use record::MESSAGE_MAX;
-
-/// A program's run as the intake knows it: the program's name and the session the run leads
-/// (its own for the whole run), so what one run opened is never taken for the next run's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Run {
-    /// The program's name.
-    pub name: String,
-    /// The session (process group) the run leads.
-    pub session: i32,
-}
 
 /// The sockets, bound before the log thread starts.
 pub struct Sockets {

@@ -22,10 +22,10 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{UnixListener, UnixStream};
 use tracing::{debug, warn};
 
-use super::Run;
 use super::counters::SyslogCounters;
 use super::intake::{Intake, PARK_FOR, Sender};
 use super::record::MESSAGE_MAX;
+use super::run::Run;
 
 /// Stream connections open at once, at most.
 pub(super) const CONNECTIONS: usize = 64;

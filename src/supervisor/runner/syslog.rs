@@ -10,7 +10,7 @@
 
 use super::*;
 use crate::logs::Command as LogCommand;
-use crate::logs::syslog::Run;
+use crate::logs::syslog::run::Run;
 use crate::model::ProgramId;
 use crate::sys::ancestry::Owners;
 
