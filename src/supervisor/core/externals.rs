@@ -70,14 +70,8 @@ impl Core {
         let Some(k) = self.external_index(name) else {
             return;
         };
+        self.note_check(k, &output);
         let e = &mut self.externals[k];
-        e.checks += 1;
-        // What the other side said is shown and logged as text.
-        e.last = Some(format!(
-            "{}: {}",
-            e.spec.check.describe(),
-            escape_controls(&output)
-        ));
         if passed {
             e.fails = 0;
             e.passes = e.passes.saturating_add(1);
@@ -112,6 +106,13 @@ impl Core {
         let Some(k) = self.external_index(name) else {
             return;
         };
+        self.note_check(k, output);
+        self.refresh_waiting_reasons(k);
+    }
+
+    /// Counts a check of external `k` and keeps what it said for `status` and the log, as
+    /// text: the other side's words are escaped, never shown raw.
+    fn note_check(&mut self, k: usize, output: &str) {
         let e = &mut self.externals[k];
         e.checks += 1;
         e.last = Some(format!(
@@ -119,7 +120,6 @@ impl Core {
             e.spec.check.describe(),
             escape_controls(output)
         ));
-        self.refresh_waiting_reasons(k);
     }
 
     fn external_ready(
