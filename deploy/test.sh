@@ -854,7 +854,7 @@ phase_kube() {
 # config's container killed under kube play (restartPolicy: Always, which Podman honours): control's
 # session and web's nginx and canary restart after config's api, as on compose and Swarm.
 kube_peer() {
-    local f r p before=() t0ms t_cfg start bad=
+    local f r p before=() t0ms t_cfg first start bad=
     kube_field() { podman exec "$(kube_ctr "$1")" /usr/bin/ctrlinit status --json "$2" 2>/dev/null | json_field "$3"; }
     for f in "${FOLLOWERS[@]}"; do before+=("$(kube_field "${f%%:*}" "${f##*:}" run)"); done
     t0ms=$(($(date +%s%N) / 1000000))
@@ -880,10 +880,16 @@ kube_peer() {
         # The start of the run it is on now (it is running on a new run: the last start line),
         # not the first start after the kill: a follower may also have been started (and
         # stopped again) while config's container was coming back.
+        # Waited for first (the log thread may write the line a little after the state).
+        first=$(log_wait "$r" "$t0ms" " $p: [a-z]+ -> starting")
         start=$(log_last "$r" " $p: [a-z]+ -> starting")
-        [ -n "$start" ] && [ "$start" -gt "$t0ms" ] || start=
+        [ -n "$start" ] && [ "$start" -gt "$t0ms" ] || start=$first
         echo "  $r $p: its current run started +$((${start:-$t0ms} - t0ms)) ms"
-        [ -n "$start" ] && [ -n "$t_cfg" ] && [ "$start" -ge "$t_cfg" ] || bad="$bad $p"
+        if ! { [ -n "$start" ] && [ -n "$t_cfg" ] && [ "$start" -ge "$t_cfg" ]; }; then
+            bad="$bad $p"
+            echo "  $r $p: its last start lines (the kill at $t0ms ms):"
+            grep -E -- " $p: [a-z]+ -> " "$DATA/$r/log/ctrlinit.log" 2>/dev/null | tail -n 6 | sed 's/^/    /'
+        fi
     done
     check "kube: peer: config restarted by Podman, then control's session, web's nginx and canary on new runs, after config's api${bad:+; not after it:$bad}" test -z "$bad"
     [ -z "$bad" ] || kube_show config control web
