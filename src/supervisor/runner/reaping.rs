@@ -12,12 +12,14 @@ impl Runner {
         self.tracking.new_turn();
         let mut orphans = 0u64;
         for &(pid, exit) in &reaped {
+            // First, for every check (an external's too): its marker is forgotten with it, and
+            // what it started in a session of its own ends.
+            self.end_what_it_left(pid);
             if self.external_exec_reaped(pid, exit) {
                 // An external's exec check leads a process group of its own, as every check.
                 end_leftovers(pid);
                 continue;
             }
-            self.end_what_it_left(pid);
             if self.probes.owns(pid) {
                 if let Some(input) = self.probes.reaped(pid, exit, &self.core) {
                     self.feed(input);
