@@ -35,9 +35,17 @@ fn read_text(path: &str) -> Option<String> {
 
 /// Seconds since the machine booted, in ticks (`/proc/uptime`).
 fn now_ticks(hz: u64) -> Option<u64> {
-    let text = read_text("/proc/uptime")?;
-    let secs: f64 = text.split_whitespace().next()?.parse().ok()?;
-    Some((secs * hz as f64) as u64)
+    uptime_ticks(read_text("/proc/uptime")?.split_whitespace().next()?, hz)
+}
+
+/// `/proc/uptime`'s `SECONDS.CC` in ticks, in integers: through a float, `9000.05` is
+/// `900004.99…` ticks, one tick before a process started in that same hundredth of a second.
+fn uptime_ticks(text: &str, hz: u64) -> Option<u64> {
+    let (secs, frac) = text.split_once('.').unwrap_or((text, "0"));
+    let secs: u64 = secs.parse().ok()?;
+    let digits = frac.len().min(9) as u32;
+    let frac: u64 = frac.get(..digits as usize)?.parse().ok()?;
+    Some(secs * hz + frac * hz / 10u64.pow(digits))
 }
 
 /// The fields of a `/proc/PID/stat` line after the command name (which may hold spaces and
@@ -129,6 +137,14 @@ mod tests {
             }
         );
         assert_eq!(parse_sample("42 (x) S 1", "1 2", 4096), None);
+    }
+
+    #[test]
+    fn uptime_is_read_in_whole_ticks() {
+        assert_eq!(uptime_ticks("9000.05", 100), Some(900_005));
+        assert_eq!(uptime_ticks("12.5", 100), Some(1_250));
+        assert_eq!(uptime_ticks("7", 100), Some(700));
+        assert_eq!(uptime_ticks("x.1", 100), None);
     }
 
     #[test]
