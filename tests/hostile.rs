@@ -429,7 +429,7 @@ fn a_program_with_forty_thousand_env_keys_starts_at_once_and_reload_does_not_sta
     }
     let init = init().file("a.toml", HEALTHY).file("b.toml", &text).start();
     assert_eq!(
-        wait_for_file(&init.dir().join("seen")).trim(),
+        wait_for_text(&init.dir().join("seen")).trim(),
         "value-39999"
     );
     // A reload that changes one key: the parse is on a thread of its own.

@@ -246,7 +246,7 @@ ready_timeout = "60s"
     );
     let mut init = builder.file("a.toml", &conf).start();
     init.wait_for_line("attacker: launcher pid");
-    let launcher: i32 = wait_for_file(&run.join("launcher")).trim().parse().unwrap();
+    let launcher: i32 = wait_for_text(&run.join("launcher")).trim().parse().unwrap();
     // Until the victim's new run has the launcher's number.
     let mut tries = 0;
     while init.pid_of("victim") != Some(launcher as i64) {

@@ -112,12 +112,12 @@ command = ["/bin/sh", "-c", "echo \"$CTRLINIT_PREVIOUS_BOOT ${CTRLINIT_PREVIOUS_
         )
         .start();
     second.wait_for_line("ended uncleanly");
-    let prev = wait_for_file(&second.dir().join("prev"));
+    let prev = wait_for_text(&second.dir().join("prev"));
     assert_eq!(prev.trim(), "unclean none");
-    let (_, status) = second.ctl(&["status"]);
+    let (code, status) = second.ctl(&["status"]);
     assert!(
         status.contains("previous boot: ended UNCLEANLY"),
-        "{status}"
+        "status exited {code}: {status}"
     );
     let ledger = log.join("ledger.jsonl");
     let (_, out, _) = history(&["--ledger", ledger.to_str().unwrap(), "--json"]);
@@ -151,7 +151,7 @@ fn a_clean_end_is_told_to_the_next_boot_with_its_status() {
             "[program.prov]\ntype = \"oneshot\"\ncommand = [\"/bin/sh\", \"-c\", \"echo $CTRLINIT_PREVIOUS_BOOT $CTRLINIT_PREVIOUS_EXIT_STATUS > {dir}/prev\"]\n",
         )
         .start();
-    assert_eq!(wait_for_file(&second.dir().join("prev")).trim(), "clean 0");
+    assert_eq!(wait_for_text(&second.dir().join("prev")).trim(), "clean 0");
 }
 
 #[test]
@@ -314,7 +314,7 @@ fn next_boot_says(log: &Path) -> String {
         .env("CTRLINIT_LOG_DIR", log.to_str().unwrap())
         .file("a.toml", PREV)
         .start();
-    wait_for_file(&next.dir().join("prev")).trim().to_string()
+    wait_for_text(&next.dir().join("prev")).trim().to_string()
 }
 
 #[test]
@@ -380,7 +380,7 @@ fn a_refused_ledger_tells_oneshots_unknown() {
     .unwrap();
     let init = b.start();
     init.wait_for_line("no ledger for this boot");
-    assert_eq!(wait_for_file(&init.dir().join("prev")).trim(), "Bunknown S");
+    assert_eq!(wait_for_text(&init.dir().join("prev")).trim(), "Bunknown S");
 }
 
 /// Unmounts the tmpfs at its path when the test ends, however it ends.

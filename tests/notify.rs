@@ -247,7 +247,7 @@ command = ["/bin/sh", "-c", "ls /proc/self/fd > {dir}/plain-fds; exec sleep 600"
         fds.lines().any(|l| l == "5"),
         "fd 5 is open in the program: {fds}"
     );
-    let plain = wait_for_file(&init.dir().join("plain-fds"));
+    let plain = wait_for_text(&init.dir().join("plain-fds"));
     assert!(
         !plain.lines().any(|l| l == "5"),
         "and only in programs that asked: {plain}"

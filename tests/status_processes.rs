@@ -33,11 +33,11 @@ fn listed(init: &Init, name: &str) -> Vec<i64> {
 /// Waits until `family` lists its three processes and `single` its one, and checks them
 /// against what the programs saw (their own PID namespace's numbers).
 fn lists_every_process(init: &Init, what: &str) {
-    let child: i64 = wait_for_file(&init.dir().join("child.pid"))
+    let child: i64 = wait_for_text(&init.dir().join("child.pid"))
         .trim()
         .parse()
         .unwrap();
-    let orphan: i64 = wait_for_file(&init.dir().join("orphan.pid"))
+    let orphan: i64 = wait_for_text(&init.dir().join("orphan.pid"))
         .trim()
         .parse()
         .unwrap();

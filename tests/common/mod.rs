@@ -562,10 +562,21 @@ pub fn proc_status_field(pid: i32, field: &str) -> Option<String> {
         .map(|v| v.trim().to_string())
 }
 
-/// Waits until `path` exists; returns its contents.
+/// Waits until `path` exists; returns its contents (maybe empty: a marker, or a file whose
+/// writer has opened it and not written yet; `wait_for_text` waits for what it says).
 pub fn wait_for_file(path: &Path) -> String {
     wait_until(&format!("file {}", path.display()), DEADLINE, || {
         std::fs::read_to_string(path).ok()
+    })
+}
+
+/// Waits until `path` holds text ending in a newline; returns it. A shell's `echo … > f`
+/// creates `f` before it writes, so a reader that only waits for the file can read it empty.
+pub fn wait_for_text(path: &Path) -> String {
+    wait_until(&format!("a line in {}", path.display()), DEADLINE, || {
+        std::fs::read_to_string(path)
+            .ok()
+            .filter(|t| t.ends_with('\n'))
     })
 }
 
