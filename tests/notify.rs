@@ -238,11 +238,10 @@ command = ["/bin/sh", "-c", "ls /proc/self/fd > {dir}/plain-fds; exec sleep 600"
         )
         .start();
     init.wait_states(&["plain=running"]);
-    wait_for_file(&init.dir().join("fds"));
+    let fds = wait_for_text(&init.dir().join("fds"));
     init.wait_for_line("talker   | booting");
     assert_eq!(init.program_json("s6style")["state"], "starting");
     assert_eq!(init.program_json("talker")["state"], "starting");
-    let fds = std::fs::read_to_string(init.dir().join("fds")).unwrap();
     assert!(
         fds.lines().any(|l| l == "5"),
         "fd 5 is open in the program: {fds}"
