@@ -427,7 +427,7 @@ fn esc(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::supervisor::program::RestartCauses;
+    use crate::supervisor::core::program::RestartCauses;
     use crate::supervisor::telemetry::{HealthMetrics, ProgramMetrics};
     use std::time::Duration;
 

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use tokio::sync::oneshot;
 
+use super::core::program::{DownReason, Phase, Program, Target};
 use super::core::{Core, Input};
-use super::program::{DownReason, Phase, Program, Target};
 use super::telemetry::{Metrics, ProbeAnswer};
 use crate::config::Kind;
 use crate::config::OnHealthFailure;
@@ -553,7 +553,10 @@ fn health_info(p: &Program, now: Instant) -> Option<HealthInfo> {
     let settings = p.spec.health.as_ref()?;
     let check = match (&settings.check, settings.watchdog) {
         (Some(c), _) => c.describe(),
-        (None, Some(w)) => format!("watchdog {}", crate::supervisor::notices::fmt_duration(w)),
+        (None, Some(w)) => format!(
+            "watchdog {}",
+            crate::supervisor::core::notices::fmt_duration(w)
+        ),
         (None, None) => String::new(),
     };
     let running = matches!(p.phase, Phase::Running { .. });

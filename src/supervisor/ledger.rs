@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::core::notices;
+use super::core::program::{DownReason, Phase, Program, Target};
 use super::core::{Core, Notice};
-use super::notices;
-use super::program::{DownReason, Phase, Program, Target};
 use crate::logs::Command as LogCommand;
 use crate::logs::ledger::record;
 use crate::model::ledger::{Cause, Fact};

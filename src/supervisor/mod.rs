@@ -1,5 +1,5 @@
-//! Supervision: the pure lifecycle and restart policy ([`core`], [`policy`], [`program`],
-//! [`transitions`], with its words in [`notices`]) and the owner loop that carries out its
+//! Supervision: the pure lifecycle and restart policy ([`core`], which holds its vocabulary
+//! too: programs, policy, transitions, notices, the external and health words) and the owner loop that carries out its
 //! decisions ([`runner`]), with the rooms it delegates to: [`launch`] (starting processes),
 //! [`checks`] (every readiness, liveness and external check), [`notify`] (sd_notify in and out), [`watch`] (the container's network),
 //! [`control`] (requests and their answers).
@@ -9,25 +9,17 @@ pub mod checks;
 pub mod control;
 pub mod core;
 pub mod events;
-pub mod external;
 mod idle;
 mod launch;
 pub(crate) mod ledger;
 mod listed;
-pub mod notices;
 pub mod notify;
-pub mod policy;
-pub mod program;
 pub mod runner;
 pub mod telemetry;
 mod tracking;
-pub mod transitions;
 pub mod watch;
 mod wiring;
 
+pub use self::core::external::{External, ExternalState};
+pub use self::core::program::{DownReason, Phase, Program, Target};
 pub use self::core::{Action, Core, Input, Level, Notice};
-pub use external::{External, ExternalState};
-pub use program::{DownReason, Phase, Program, Target};
-
-#[cfg(test)]
-mod core_tests;

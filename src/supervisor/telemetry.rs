@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::core::Core;
-use super::program::{Phase, RestartCauses, Target};
+use super::core::program::{Phase, RestartCauses, Target};
 use crate::config::Kind;
 use crate::model::State;
 

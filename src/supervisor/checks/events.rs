@@ -5,8 +5,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::health::CheckResult;
 use crate::model::ProgramId;
+use crate::supervisor::core::health::CheckResult;
 
 /// An external check's result.
 #[derive(Debug, Clone, PartialEq, Eq)]

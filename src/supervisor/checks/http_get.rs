@@ -124,7 +124,7 @@ pub(crate) fn os_words(e: &std::io::Error) -> String {
 
 /// `3s`, `1.5s`, `250ms`.
 pub(crate) fn fmt_secs(d: Duration) -> String {
-    crate::supervisor::notices::fmt_duration(d)
+    crate::supervisor::core::notices::fmt_duration(d)
 }
 
 #[cfg(test)]

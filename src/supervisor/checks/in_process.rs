@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::health::CheckResult;
 use super::http_get::{self, fmt_secs, os_words};
 use crate::config::HttpTarget;
-use crate::supervisor::notices::fmt_duration;
+use crate::supervisor::core::health::CheckResult;
+use crate::supervisor::core::notices::fmt_duration;
 use crate::sys::stamps::{Baseline, stamp};
 
 /// A TCP connect within `timeout`.

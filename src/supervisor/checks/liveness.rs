@@ -22,14 +22,14 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
 use super::events::ProbeEvent;
-use super::health::CheckResult;
 use super::http_get::fmt_secs;
 use super::in_process;
 use crate::config::{HealthProbe, HealthSettings, ProgramSpec};
 use crate::model::{Exit, ProgramId};
+use crate::supervisor::core::health::CheckResult;
+use crate::supervisor::core::program::Phase;
 use crate::supervisor::core::{Core, Input};
 use crate::supervisor::launch::Launcher;
-use crate::supervisor::program::Phase;
 use crate::supervisor::wiring::Evidence;
 use crate::sys::init::signal_group;
 use crate::sys::stamps::Baseline;

@@ -9,7 +9,6 @@
 
 pub(crate) mod events;
 pub(crate) mod external;
-pub mod health;
 pub(crate) mod http_get;
 pub(crate) mod in_process;
 pub(crate) mod liveness;

@@ -8,8 +8,8 @@ use nix::sys::signal::Signal;
 
 use super::{Action, Core};
 use crate::model::ProgramId;
-use crate::supervisor::notices;
-use crate::supervisor::program::{DownReason, Phase, Target};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::program::{DownReason, Phase, Target};
 
 impl Core {
     /// What a stop by hand of `ids` stops: each of them and everything that depends on them,

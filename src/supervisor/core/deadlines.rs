@@ -7,8 +7,8 @@ use std::time::Instant;
 use nix::sys::signal::Signal;
 
 use super::{Action, Core, KILL_GRACE, Level};
-use crate::supervisor::notices;
-use crate::supervisor::program::{After, Phase, Stopping};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::program::{After, Phase, Stopping};
 
 impl Core {
     pub(super) fn tick(&mut self, now: Instant, acts: &mut Vec<Action>) {

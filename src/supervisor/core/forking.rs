@@ -7,8 +7,8 @@
 use std::time::Instant;
 
 use super::{Action, Core, Level};
-use crate::supervisor::notices;
-use crate::supervisor::program::{After, Phase, Stopping};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::program::{After, Phase, Stopping};
 
 impl Core {
     /// Whether a main process that just exited was a forking daemon's launcher that succeeded:

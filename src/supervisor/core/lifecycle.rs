@@ -7,9 +7,9 @@ use std::time::Instant;
 use super::{Action, Core, Level};
 use crate::config::{Kind, OnExhausted};
 use crate::model::Exit;
-use crate::supervisor::notices;
-use crate::supervisor::policy::{self, Verdict};
-use crate::supervisor::program::{After, DownReason, Phase, Stopping, Target};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::policy::{self, Verdict};
+use crate::supervisor::core::program::{After, DownReason, Phase, Stopping, Target};
 
 impl Core {
     pub(super) fn spawned(&mut self, i: usize, pid: i32, now: Instant, acts: &mut Vec<Action>) {

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use super::{Action, Core};
 use crate::config::limits::Limits;
-use crate::supervisor::notices;
-use crate::supervisor::program::{After, Measured, Phase};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::program::{After, Measured, Phase};
 
 impl Core {
     /// Run `run` of program `i` was measured.

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use super::{Action, Core, Level};
 use crate::config::{OnHealthFailure, ReadyProbe};
-use crate::supervisor::checks::health::{CheckResult, Health, HealthStatus};
-use crate::supervisor::notices;
-use crate::supervisor::notify::message::NotifyMessage;
-use crate::supervisor::program::{After, Phase, Stopping};
+use crate::supervisor::core::health::{CheckResult, Health, HealthStatus};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::notify_message::NotifyMessage;
+use crate::supervisor::core::program::{After, Phase, Stopping};
 
 impl Core {
     /// Program `i` just became ready (entered `running`): its liveness starts over, its

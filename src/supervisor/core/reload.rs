@@ -9,8 +9,8 @@ use std::time::Instant;
 use super::{Action, Core, Level, PendingReload};
 use crate::config::graph::Graph;
 use crate::config::{Config, ProgramSpec};
-use crate::supervisor::notices;
-use crate::supervisor::program::{DownReason, Phase, Program, Target};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::program::{DownReason, Phase, Program, Target};
 
 /// Whether two specs run the same thing (where they were defined does not matter).
 fn same_spec(a: &ProgramSpec, b: &ProgramSpec) -> bool {

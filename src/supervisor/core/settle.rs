@@ -7,8 +7,8 @@ use std::time::Instant;
 use super::{Action, Core, Level};
 use crate::config::{Condition, Kind};
 use crate::model::State;
-use crate::supervisor::notices;
-use crate::supervisor::program::{DownReason, Phase, Program, Target};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::program::{DownReason, Phase, Program, Target};
 
 /// Whether `dep` meets `condition` now.
 fn condition_holds(dep: &Program, condition: Condition) -> bool {

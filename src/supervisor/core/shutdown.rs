@@ -7,8 +7,8 @@ use nix::sys::signal::Signal;
 
 use super::stopping::kill_hook;
 use super::{Action, Core, KILL_GRACE, Level, Shutdown};
-use crate::supervisor::notices;
-use crate::supervisor::program::{After, DownReason, Phase, Stopping, Target};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::program::{After, DownReason, Phase, Stopping, Target};
 
 impl Core {
     pub(super) fn main_ended(&mut self, i: usize, code: i32, now: Instant, acts: &mut Vec<Action>) {

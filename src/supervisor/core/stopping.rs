@@ -8,8 +8,8 @@ use std::time::Instant;
 use nix::sys::signal::Signal;
 
 use super::{Action, Core, Level};
-use crate::supervisor::notices;
-use crate::supervisor::program::{After, Phase, PreStopping, Stopping};
+use crate::supervisor::core::notices;
+use crate::supervisor::core::program::{After, Phase, PreStopping, Stopping};
 
 impl Core {
     /// Program `i`'s `pre_stop` hook could not be spawned: the stop goes on without it.

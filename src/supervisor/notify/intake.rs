@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tracing::{debug, warn};
 
-use super::message::NotifyMessage;
 use crate::model::ProgramId;
+use crate::supervisor::core::notify_message::NotifyMessage;
 use crate::supervisor::core::{Core, Input};
 use crate::sys::ancestry::Owners;
 use crate::sys::notify_socket::NotifySocket;

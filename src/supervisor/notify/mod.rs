@@ -3,5 +3,4 @@
 //! pure), and ctrlinit's own `READY=1` sent upward to whatever started it (`upward`).
 
 pub(crate) mod intake;
-pub mod message;
 pub(crate) mod upward;

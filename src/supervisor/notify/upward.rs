@@ -7,7 +7,7 @@ use tracing::debug;
 
 use crate::config::Kind;
 use crate::supervisor::core::Core;
-use crate::supervisor::program::{Phase, Target};
+use crate::supervisor::core::program::{Phase, Target};
 
 /// What has been told to ctrlinit's own supervisor.
 pub(crate) struct Upward {

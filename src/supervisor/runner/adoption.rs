@@ -3,7 +3,7 @@
 //! the run (its cgroup, its marker, or its process group), since a pid file can name anything.
 
 use super::*;
-use crate::supervisor::program::Phase;
+use crate::supervisor::core::program::Phase;
 use crate::sys::procs;
 
 impl Runner {
@@ -78,7 +78,7 @@ impl Runner {
     /// emptied its environment), still in the launcher's process group.
     fn of_run(
         &self,
-        p: &crate::supervisor::program::Program,
+        p: &crate::supervisor::core::program::Program,
         pid: i32,
         pgrp: i32,
         launcher_pgid: i32,

@@ -81,7 +81,7 @@ impl Runner {
             return false;
         };
         x.deadline.abort();
-        let took = crate::supervisor::notices::fmt_duration(x.started.elapsed());
+        let took = crate::supervisor::core::notices::fmt_duration(x.started.elapsed());
         let (passed, output) = if x.timed_out {
             (false, "timed out; killed".to_string())
         } else {

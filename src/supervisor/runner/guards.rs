@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::config::limits::Limits;
-use crate::supervisor::program::{Measured, Program};
+use crate::supervisor::core::program::{Measured, Program};
 use crate::sys::usage;
 
 /// The limits of a program whose run is live and guarded.
@@ -18,8 +18,8 @@ fn guarded(p: &Program) -> Option<&Limits> {
     let limits = p.spec.limits.as_ref().filter(|l| l.guarded())?;
     matches!(
         p.phase,
-        crate::supervisor::program::Phase::Starting { .. }
-            | crate::supervisor::program::Phase::Running { .. }
+        crate::supervisor::core::program::Phase::Starting { .. }
+            | crate::supervisor::core::program::Phase::Running { .. }
     )
     .then_some(limits)
 }

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use super::super::core::Action;
 use super::{FAIL, OK, Sim, svc, with_ready};
 use crate::config::{Condition, OnExhausted, ReadyCheck, ReadyProbe, RestartPolicy};
 use crate::model::State;
+use crate::supervisor::core::Action;
 
 /// `api` (on-failure, ready after 5s up, budget 2) and `web`, which waits for it to be ready.
 fn startsecs_pair() -> Sim {

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use super::super::core::Input;
 use super::{FAIL, Sim, svc};
 use crate::config::Condition;
 use crate::model::State;
+use crate::supervisor::core::Input;
 
 fn holder_with_two_inside() -> Sim {
     Sim::new(vec![

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::checks::health::Health;
+use super::health::Health;
 use super::policy::RestartHistory;
 use crate::config::ProgramSpec;
 use crate::model::{Exit, ProgramId, State};

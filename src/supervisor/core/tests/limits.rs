@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use super::super::core::{Action, Input};
-use super::super::program::Measured;
 use super::{Sim, svc};
 use crate::config::ProgramSpec;
 use crate::config::limits::{DEFAULT_INTERVAL, Limits};
 use crate::model::{Exit, State};
+use crate::supervisor::core::program::Measured;
+use crate::supervisor::core::{Action, Input};
 
 fn with_limits(mut p: ProgramSpec, memory: Option<u64>, fds: Option<u64>) -> ProgramSpec {
     p.limits = Some(Limits {

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use super::super::core::{Action, Input};
 use super::{OK, Sim, svc};
 use crate::config::{Condition, Config, InitSettings};
 use crate::model::{Exit, State};
+use crate::supervisor::core::{Action, Input};
 
 fn with_pre_stop(mut p: crate::config::ProgramSpec) -> crate::config::ProgramSpec {
     p.pre_stop = Some(vec!["/bin/deregister".into()]);
@@ -34,7 +34,7 @@ fn draining_sim(drain: Duration) -> Sim {
         externals: vec![],
         warnings: vec![],
     };
-    sim.core = super::super::core::Core::new(&config, sim.now);
+    sim.core = crate::supervisor::core::Core::new(&config, sim.now);
     sim.input(Input::Boot);
     sim
 }

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use super::super::core::Input;
 use super::{FAIL, OK, Sim, svc, with_ready};
 use crate::config::{Condition, ProgramSpec};
 use crate::model::State;
+use crate::supervisor::core::Input;
 
 fn after(mut p: ProgramSpec, on: &[&str]) -> ProgramSpec {
     p.after = on.iter().map(|s| s.to_string()).collect();

@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use super::super::checks::health::CheckResult;
-use super::super::core::{Action, Input};
-use super::super::notify::message::NotifyMessage;
 use super::{FAIL, Sim, svc};
 use crate::config::{
     Condition, HealthProbe, HealthSettings, OnHealthFailure, ProgramSpec, ReadyCheck, ReadyProbe,
 };
 use crate::model::{Exit, State};
+use crate::supervisor::core::health::CheckResult;
+use crate::supervisor::core::notify_message::NotifyMessage;
+use crate::supervisor::core::{Action, Input};
 
 fn with_health(mut p: ProgramSpec, failures: u32, on_failure: OnHealthFailure) -> ProgramSpec {
     p.health = Some(HealthSettings {

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use super::super::core::Input;
 use super::{OK, Sim, svc, with_ready};
 use crate::config::{Condition, Config, InitSettings};
 use crate::model::{Exit, State};
+use crate::supervisor::core::Input;
 
 #[test]
 fn stop_by_hand_stops_dependents_first_and_nothing_restarts() {

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use super::super::core::{Core, Input};
 use super::{Sim, svc};
 use crate::config::{
     Condition, Config, ExternalCheck, ExternalSpec, HostPort, InitSettings, OnTimeout,
 };
 use crate::model::{Exit, State};
+use crate::supervisor::core::{Core, Input};
 
 fn db(start_timeout: Option<Duration>) -> ExternalSpec {
     ExternalSpec {

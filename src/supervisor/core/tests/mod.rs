@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use super::core::{Action, Core, Input};
 use super::program::Program;
+use super::{Action, Core, Input};
 use crate::config::{
     Backoff, Condition, Config, Dependency, InitSettings, Kind, OnExhausted, ProgramSpec,
     ReadyCheck, ReadyProbe,
@@ -632,26 +632,18 @@ fn no_deadline_when_idle() {
     );
 }
 
-#[path = "after_tests.rs"]
 mod after;
 
-#[path = "by_hand_tests.rs"]
 mod by_hand;
 
-#[path = "liveness_tests.rs"]
 mod liveness;
 
-#[path = "propagation_tests.rs"]
 mod propagation;
 
-#[path = "stop_order_tests.rs"]
 mod stop_order;
 
-#[path = "uptime_tests.rs"]
 mod uptime;
 
-#[path = "external_tests.rs"]
 mod external;
 
-#[path = "limits_tests.rs"]
 mod limits;
