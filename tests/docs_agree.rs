@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use ctrlinit::model::State;
-use ctrlinit::supervisor::transitions;
+use ctrlinit::supervisor::core::transitions;
 
 /// The reference page of the program states (docs/src/reference/states.md).
 fn states_page() -> String {

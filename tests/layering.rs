@@ -320,3 +320,91 @@ fn the_checker_sees_imports() {
         "{lifecycle:?}"
     );
 }
+
+/// Inside the supervisor the same rule, one level down: the pure core (`supervisor::core`,
+/// with its vocabulary) at the bottom, the rooms that do I/O for one concern above it (a run's
+/// processes, the checks, sd_notify, the network watch: they may use each other, and the
+/// file-cycle test keeps that one way), the
+/// files that serve the owner loop above them, and the runner on top. A part may import its own
+/// rank and those below; never one above.
+const SUPERVISOR_RANKS: &[(&str, u32)] = &[
+    ("core", 0),
+    ("processes", 1),
+    ("checks", 1),
+    ("notify", 1),
+    ("watch", 1),
+    ("runner", 3),
+];
+
+/// The rank of a part of the supervisor; a loose file (`supervisor/launch.rs` …) is 2.
+fn supervisor_rank(part: &str) -> u32 {
+    SUPERVISOR_RANKS
+        .iter()
+        .find(|(m, _)| *m == part)
+        .map_or(2, |(_, r)| *r)
+}
+
+#[test]
+fn the_core_imports_only_config_and_model() {
+    let files = files();
+    let mut wrong = Vec::new();
+    for (from, targets) in edges(&files) {
+        if !from.starts_with(&["supervisor".to_string(), "core".to_string()]) {
+            continue;
+        }
+        for to in targets {
+            let fine = matches!(to[0].as_str(), "config" | "model")
+                || to.starts_with(&["supervisor".to_string(), "core".to_string()]);
+            if !fine {
+                wrong.push(format!("{} imports {}", from.join("::"), to.join("::")));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the pure core reaches past config and model:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn no_part_of_the_supervisor_imports_one_above_it() {
+    let files = files();
+    let mut wrong = Vec::new();
+    for (from, targets) in edges(&files) {
+        if from.first().map(String::as_str) != Some("supervisor") || from.len() < 2 {
+            continue;
+        }
+        for to in targets {
+            if to.first().map(String::as_str) != Some("supervisor") || to.len() < 2 {
+                continue;
+            }
+            if supervisor_rank(&to[1]) > supervisor_rank(&from[1]) {
+                wrong.push(format!("{} imports {}", from.join("::"), to.join("::")));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports running back up inside the supervisor:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_supervisor_keeps_at_most_twelve_loose_files() {
+    let dir = src().join("supervisor");
+    let loose: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "rs"))
+        .filter(|p| !p.ends_with("mod.rs"))
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        loose.len() <= 12,
+        "{} loose files in src/supervisor (give them a room): {loose:?}",
+        loose.len()
+    );
+}

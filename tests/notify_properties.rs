@@ -6,7 +6,7 @@
 
 use std::os::fd::AsRawFd;
 
-use ctrlinit::supervisor::notify::message::{NotifyMessage, STATUS_MAX};
+use ctrlinit::supervisor::core::notify_message::{NotifyMessage, STATUS_MAX};
 use ctrlinit::sys::notify_socket::NotifySocket;
 use ctrlinit::sys::scm::{self, SCM_MAX_FD};
 use proptest::prelude::*;

@@ -7,7 +7,7 @@
 //! of its own) and allowed to mount, it mounts one privately at [`PRIVATE_MOUNT`]. Under its own
 //! cgroup it makes `ctrlinit-<nonce>/`, one directory per program inside, and removes them at
 //! exit. A read-only hierarchy (Docker and Kubernetes mount it so by default) means no cgroups:
-//! the caller falls back to markers (see `supervisor::tracking`).
+//! the caller falls back to markers (see `supervisor::processes::tracking`).
 
 use std::io;
 use std::os::fd::OwnedFd;

@@ -29,8 +29,8 @@ use crate::model::{Exit, ProgramId};
 use crate::supervisor::core::health::CheckResult;
 use crate::supervisor::core::program::Phase;
 use crate::supervisor::core::{Core, Input};
-use crate::supervisor::launch::Launcher;
-use crate::supervisor::wiring::Evidence;
+use crate::supervisor::processes::launch::Launcher;
+use crate::supervisor::processes::wiring::Evidence;
 use crate::sys::init::signal_group;
 use crate::sys::stamps::Baseline;
 

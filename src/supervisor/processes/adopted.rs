@@ -11,9 +11,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 use tracing::debug;
 
-use super::checks::events::ProbeEvent;
-use super::core::{Core, Input};
 use crate::model::{Exit, ProgramId};
+use crate::supervisor::checks::events::ProbeEvent;
+use crate::supervisor::core::{Core, Input};
 use crate::sys::init::group_exists;
 use crate::sys::procs;
 

@@ -85,7 +85,7 @@ pub(crate) struct RunRef<'a> {
 }
 
 /// The run a program has now (while any of it may be alive).
-pub(crate) fn run_of(p: &super::core::program::Program) -> Option<RunRef<'_>> {
+pub(crate) fn run_of(p: &crate::supervisor::core::program::Program) -> Option<RunRef<'_>> {
     Some(RunRef {
         name: p.name(),
         id: p.id,

@@ -10,10 +10,10 @@ use std::sync::atomic::AtomicU64;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::checks::events::ProbeEvent;
 use crate::config::{HealthProbe, ProgramSpec, ReadyProbe};
 use crate::logs::{LineWatch, Taps};
 use crate::model::ProgramId;
+use crate::supervisor::checks::events::ProbeEvent;
 use crate::sys::stamps::Baseline;
 
 /// What goes into the spawn.
