@@ -88,11 +88,11 @@ pub fn status(socket: &Path, names: Vec<String>, json: bool, usage: bool) -> u8 
                 }
                 print!("{}", render_table(&programs));
                 if let Some(n) = &network {
-                    println!("{}", super::network::render(n));
+                    println!("{}", super::network_line::render(n));
                 }
-                print!("{}", super::externals::render(&externals));
+                print!("{}", super::external_rows::render(&externals));
             }
-            let network_ok = network.as_ref().is_none_or(super::network::usable);
+            let network_ok = network.as_ref().is_none_or(super::network_line::usable);
             if programs.iter().all(in_wanted_state) && network_ok {
                 EXIT_OK
             } else {

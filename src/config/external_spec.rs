@@ -1,5 +1,5 @@
 //! The settings of an `[external.NAME]` table, as the loader leaves them (read in
-//! `external.rs`): how it is checked, how often, and what its start may take.
+//! `external_table.rs`): how it is checked, how often, and what its start may take.
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@ use toml::de::DeTable;
 
 use super::error::{ConfigError, ConfigErrors};
 use super::exec_limits::{self, EnvFiles};
-use super::external::{LocatedExternal, check_externals, read_external};
+use super::external_table::{LocatedExternal, check_externals, read_external};
 use super::graph::Graph;
 use super::init_table::read_init;
 use super::instances;

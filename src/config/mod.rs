@@ -15,8 +15,8 @@ pub mod descriptors;
 pub mod env_file;
 mod error;
 mod exec_limits;
-mod external;
 mod external_spec;
+mod external_table;
 pub mod graph;
 mod health;
 mod identity;
@@ -50,7 +50,7 @@ pub fn known_keys() -> [(&'static str, &'static [&'static str]); 7] {
         ("program.api.health", health::HEALTH_KEYS),
         ("program.api.log", schema::LOG_KEYS),
         ("program.api.limits", limits_table::LIMITS_KEYS),
-        ("external.config-api", external::EXTERNAL_KEYS),
+        ("external.config-api", external_table::EXTERNAL_KEYS),
     ]
 }
 pub use identity::resolve_group;

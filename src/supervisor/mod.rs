@@ -17,6 +17,6 @@ pub mod runner;
 pub mod telemetry;
 pub mod watch;
 
-pub use self::core::external::{External, ExternalState};
+pub use self::core::external_record::{External, ExternalState};
 pub use self::core::program::{DownReason, Phase, Program, Target};
 pub use self::core::{Action, Core, Input, Level, Notice};

@@ -182,7 +182,7 @@ impl Model {
             lines.push(crate::cli::history::boot_line(b));
         }
         if let Some(n) = &self.network {
-            lines.push(crate::cli::network::render(n));
+            lines.push(crate::cli::network_line::render(n));
         }
         lines
     }

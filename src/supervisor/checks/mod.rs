@@ -8,10 +8,10 @@
 //! (one timer per check) and reports results as events; the owner loop decides.
 
 pub(crate) mod events;
-pub(crate) mod external;
+pub(crate) mod external_tasks;
 pub(crate) mod http_get;
 pub(crate) mod in_process;
-pub(crate) mod liveness;
+pub(crate) mod liveness_tasks;
 pub(crate) mod peer;
 pub(crate) mod peer_stream;
 pub(crate) mod readiness;

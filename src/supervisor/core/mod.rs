@@ -22,14 +22,14 @@
 
 mod by_hand;
 mod deadlines;
-pub mod external;
-mod externals;
+pub mod external_record;
+mod external_rules;
 mod forking;
 pub mod health;
 mod input;
 mod lifecycle;
 mod limits;
-mod liveness;
+mod liveness_rules;
 pub mod notices;
 pub mod notify_message;
 pub mod policy;
@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use self::external::External;
+use self::external_record::External;
 use self::program::{Phase, Program, Stopping, Target};
 use crate::config::graph::Graph;
 use crate::config::{Config, InitSettings};

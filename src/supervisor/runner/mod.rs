@@ -8,9 +8,9 @@
 
 mod adoption;
 mod exit;
-mod externals;
+mod external_reports;
 mod guards;
-mod network;
+mod network_events;
 mod reaping;
 mod requests;
 mod signals;
@@ -28,7 +28,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
 use tracing::{debug, error, info, warn};
 
-use super::checks::liveness::HealthChecks;
+use super::checks::liveness_tasks::HealthChecks;
 use super::checks::readiness::{ProbeEvent, Probes};
 use super::control::{self, Control, Detail, Refusal};
 use super::core::{Action, Core, Input, Level, Notice};
@@ -112,7 +112,7 @@ pub struct Runner {
     /// The network watch (`[init.network]`), when configured and opened.
     network: Option<crate::supervisor::watch::links::Links>,
     /// External dependencies' check tasks.
-    external_checks: super::checks::external::ExternalChecks,
+    external_checks: super::checks::external_tasks::ExternalChecks,
     /// Their `exec` checks in flight, by pid.
     external_execs: std::collections::HashMap<i32, ExternalExec>,
     /// ctrlinit's own supervisor, when it was given `NOTIFY_SOCKET`.

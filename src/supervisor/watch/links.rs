@@ -8,7 +8,7 @@ use std::time::{Instant, SystemTime};
 use tokio::io::unix::AsyncFd;
 use tracing::{debug, warn};
 
-use super::network::{LinkNames, NetWatch, Outcome};
+use super::network_rules::{LinkNames, NetWatch, Outcome};
 use crate::config::NetworkWatch;
 use crate::model::printable::escape_controls;
 use crate::sys::netlink::{LinkChange, LinkEvents, links_now};

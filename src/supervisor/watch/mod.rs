@@ -5,11 +5,11 @@
 //! go and, with `on_lost = "exit"`, stops the container so the engine restarts it in the new
 //! one.
 //!
-//! `network.rs` decides (pure, explicit instants); `links.rs` is the shell: the kernel's link
+//! `network_rules.rs` decides (pure, explicit instants); `links.rs` is the shell: the kernel's link
 //! events through a netlink socket in the owner loop (no polling: an idle container makes no
 //! wake-ups), a bounded batch per turn, and the grace deadline as the only timer.
 
 pub mod links;
-pub mod network;
+pub mod network_rules;
 #[cfg(test)]
-mod network_tests;
+mod network_rules_tests;

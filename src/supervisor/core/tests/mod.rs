@@ -636,7 +636,7 @@ mod after;
 
 mod by_hand;
 
-mod liveness;
+mod liveness_rules;
 
 mod propagation;
 
@@ -644,6 +644,6 @@ mod stop_order;
 
 mod uptime;
 
-mod external;
+mod external_rules;
 
 mod limits;

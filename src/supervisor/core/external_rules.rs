@@ -16,7 +16,7 @@ use std::time::Instant;
 use super::{Action, Core, Level};
 use crate::config::{ExternalSpec, OnTimeout};
 use crate::model::printable::escape_controls;
-use crate::supervisor::core::external::{External, ExternalState};
+use crate::supervisor::core::external_record::{External, ExternalState};
 
 impl Core {
     /// The externals, sorted by name.

@@ -1,5 +1,5 @@
 //! One external dependency's record (`[external.NAME]`), as the core keeps it: its state, its
-//! checks in a row, its last result. The decisions on it are in `core/externals.rs`.
+//! checks in a row, its last result. The decisions on it are in `core/external_rules.rs`.
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -7,7 +7,7 @@ use super::*;
 use crate::model::protocol::NetworkStatus;
 use crate::supervisor::telemetry::{Metrics, NetworkMetrics, ProbeAnswer};
 use crate::supervisor::watch::links::Links;
-use crate::supervisor::watch::network::Outcome;
+use crate::supervisor::watch::network_rules::Outcome;
 
 impl Runner {
     /// Starts the watch when the configuration asks for one; a watch that cannot start is

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use super::network::{NetWatch, Outcome, Phase};
+use super::network_rules::{NetWatch, Outcome, Phase};
 use crate::config::{NetworkWatch, OnNetworkLost};
 
 fn settings(on_lost: OnNetworkLost) -> NetworkWatch {
@@ -132,7 +132,7 @@ fn a_zero_grace_gives_up_at_once() {
 
 #[test]
 fn a_watched_link_renamed_before_any_event_on_it_is_gone_and_one_renamed_to_it_is_back() {
-    use super::network::LinkNames;
+    use super::network_rules::LinkNames;
     let t0 = Instant::now();
     let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let present = vec![(1, "lo".to_string()), (2, "eth0".to_string())];
