@@ -1,6 +1,6 @@
 //! The network watch's line under the `status` table.
 
-use crate::model::protocol::NetworkStatus;
+use crate::model::protocol::{NetworkOnLost, NetworkStatus};
 
 /// `network: present (eth0 present, eth1 gone at …); on_lost = "exit" after 3s, exit code 76`.
 pub fn render(n: &NetworkStatus) -> String {
@@ -17,21 +17,21 @@ pub fn render(n: &NetworkStatus) -> String {
         })
         .collect();
     let state = match n.lost_for_ms {
-        Some(ms) => format!("{} for {:.1}s", n.state, ms as f64 / 1000.0),
-        None => n.state.clone(),
+        Some(ms) => format!("{} for {:.1}s", n.state.as_str(), ms as f64 / 1000.0),
+        None => n.state.as_str().to_string(),
     };
-    let then = match n.on_lost.as_str() {
-        "exit" => format!(
+    let then = match n.on_lost {
+        NetworkOnLost::Exit => format!(
             "on_lost = \"exit\" after {:.1}s, exit code {}",
             n.grace_ms as f64 / 1000.0,
             n.exit_code
         ),
-        other => format!("on_lost = \"{other}\""),
+        other => format!("on_lost = \"{}\"", other.as_str()),
     };
     format!("network: {state} ({}); {then}", each.join(", "))
 }
 
 /// Whether the network is as it should be (not every watched interface gone).
 pub fn usable(n: &NetworkStatus) -> bool {
-    n.state == "present" || n.state == "idle"
+    n.state.usable()
 }

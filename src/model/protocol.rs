@@ -377,14 +377,73 @@ fn yes() -> bool {
     true
 }
 
+/// Where the network watch stands, as `status` and `/metrics` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkState {
+    /// Some watched interface is there.
+    Present,
+    /// Every watched interface is gone, within the grace.
+    Losing,
+    /// Gone past the grace.
+    Lost,
+    /// Nothing to watch.
+    Idle,
+    /// A word this client does not know (an init newer than it).
+    #[serde(other)]
+    Unknown,
+}
+
+impl NetworkState {
+    /// As it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkState::Present => "present",
+            NetworkState::Losing => "losing",
+            NetworkState::Lost => "lost",
+            NetworkState::Idle => "idle",
+            NetworkState::Unknown => "unknown",
+        }
+    }
+
+    /// Whether the network is as it should be (not every watched interface gone).
+    pub fn usable(self) -> bool {
+        matches!(self, NetworkState::Present | NetworkState::Idle)
+    }
+}
+
+/// What the network watch does once every watched interface is gone past the grace
+/// (`[init.network] on_lost`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkOnLost {
+    /// Stop the container with the watch's exit code.
+    Exit,
+    /// Say so and go on.
+    Warn,
+    /// A word this client does not know (an init newer than it).
+    #[serde(other)]
+    Unknown,
+}
+
+impl NetworkOnLost {
+    /// As it is written in the config and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkOnLost::Exit => "exit",
+            NetworkOnLost::Warn => "warn",
+            NetworkOnLost::Unknown => "unknown",
+        }
+    }
+}
+
 /// The network watch as `status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetworkStatus {
-    /// `present` (some watched interface is there), `losing` (every one is gone, within the
-    /// grace), `lost` (gone past the grace) or `idle` (nothing to watch).
-    pub state: String,
-    /// `exit` or `warn`.
-    pub on_lost: String,
+    /// Where it stands.
+    pub state: NetworkState,
+    /// What happens when it is lost.
+    pub on_lost: NetworkOnLost,
     /// The grace, in milliseconds.
     pub grace_ms: u64,
     /// The exit status when it gives up.
@@ -588,5 +647,36 @@ mod tests {
             }
         );
         assert_eq!(ErrorKind::default(), ErrorKind::Failed);
+    }
+
+    #[test]
+    fn the_network_words_are_types_with_their_wire_names() {
+        let line = r#"{"state":"losing","on_lost":"exit","grace_ms":3000,"exit_code":76,"lost_for_ms":1200,"interfaces":[]}"#;
+        let n: NetworkStatus = serde_json::from_str(line).unwrap();
+        assert_eq!(n.state, NetworkState::Losing);
+        assert_eq!(n.on_lost, NetworkOnLost::Exit);
+        assert!(!n.state.usable());
+        let back = serde_json::to_value(&n).unwrap();
+        assert_eq!(back["state"], "losing");
+        assert_eq!(back["on_lost"], "exit");
+        for (state, usable) in [
+            (NetworkState::Present, true),
+            (NetworkState::Idle, true),
+            (NetworkState::Lost, false),
+        ] {
+            let v = serde_json::to_value(state).unwrap();
+            assert_eq!(v, state.as_str());
+            assert_eq!(state.usable(), usable);
+        }
+        // A word of a newer init reads as unknown, not as a failed answer.
+        let newer: NetworkStatus = serde_json::from_str(
+            &line
+                .replace("losing", "flapping")
+                .replace("exit\"", "pause\""),
+        )
+        .unwrap();
+        assert_eq!(newer.state, NetworkState::Unknown);
+        assert_eq!(newer.on_lost, NetworkOnLost::Unknown);
+        assert!(!newer.state.usable());
     }
 }

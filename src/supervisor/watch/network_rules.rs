@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{NetworkWatch, OnNetworkLost};
-use crate::model::protocol::{InterfaceStatus, NetworkStatus};
+use crate::model::protocol::{InterfaceStatus, NetworkOnLost, NetworkState, NetworkStatus};
 use crate::supervisor::core::Level;
 
 /// Where the watch stands.
@@ -36,12 +36,12 @@ pub enum Phase {
 
 impl Phase {
     /// As `status` and `/metrics` name it.
-    pub fn as_str(self) -> &'static str {
+    pub fn state(self) -> NetworkState {
         match self {
-            Phase::Idle => "idle",
-            Phase::Present => "present",
-            Phase::Losing { .. } => "losing",
-            Phase::Lost { .. } => "lost",
+            Phase::Idle => NetworkState::Idle,
+            Phase::Present => NetworkState::Present,
+            Phase::Losing { .. } => NetworkState::Losing,
+            Phase::Lost { .. } => NetworkState::Lost,
         }
     }
 }
@@ -323,8 +323,11 @@ impl NetWatch {
             _ => None,
         };
         NetworkStatus {
-            state: self.phase.as_str().into(),
-            on_lost: self.settings.on_lost.as_str().into(),
+            state: self.phase.state(),
+            on_lost: match self.settings.on_lost {
+                OnNetworkLost::Exit => NetworkOnLost::Exit,
+                OnNetworkLost::Warn => NetworkOnLost::Warn,
+            },
             grace_ms: self.settings.grace.as_millis() as u64,
             exit_code: self.settings.exit_code,
             lost_for_ms: lost_for.map(|d| d.as_millis() as u64),
