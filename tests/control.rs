@@ -847,3 +847,50 @@ fn a_member_of_name_takes_its_programs_as_supervisorctl_groups_did() {
         "the shared name is among the known: {out}"
     );
 }
+
+#[test]
+fn shell_patterns_name_every_program_they_match_in_any_command() {
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.svc-a]
+command = ["sleep", "1000"]
+[program.svc-b]
+command = ["sleep", "1000"]
+[program.db]
+command = ["sleep", "1000"]
+[program.prov]
+type = "oneshot"
+command = ["true"]
+max_restarts = 0
+"#,
+        )
+        .start();
+    init.wait_states(&[
+        "svc-a=running",
+        "svc-b=running",
+        "db=running",
+        "prov=completed",
+    ]);
+    let (code, out) = init.ctl(&["status", "svc-*"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("svc-a") && out.contains("svc-b"), "{out}");
+    assert!(!out.contains("db "), "{out}");
+    let (code, out) = init.ctl(&["stop", "svc-?"]);
+    assert_eq!(code, 0, "{out}");
+    init.wait_states(&["svc-a=stopped", "svc-b=stopped", "db=running"]);
+    let (code, out) = init.ctl(&["status", "[d]*"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("db") && !out.contains("svc-a"), "{out}");
+    // A pattern that matches nothing is an unknown name, exit 2, as a misspelt one is.
+    let (code, out) = init.ctl(&["status", "web-*"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("web-*"), "{out}");
+    // A oneshot without a restart budget shows its count alone, not "0 (0 left)".
+    let (_, out) = init.ctl(&["status", "prov"]);
+    let row = out.lines().find(|l| l.starts_with("prov")).unwrap();
+    assert!(!row.contains("left)"), "{row}");
+    let (_, out) = init.ctl(&["status", "db"]);
+    assert!(out.contains("0 (5 left)"), "{out}");
+}

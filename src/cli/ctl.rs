@@ -196,11 +196,17 @@ pub fn render_table(programs: &[ProgramStatus]) -> String {
 
 /// One program's cells, under [`HEADER`]; `-` where there is nothing to show.
 fn row(p: &ProgramStatus) -> [String; 10] {
-    let restarts = format!(
-        "{} ({} left)",
-        p.restarts,
-        p.max_restarts.saturating_sub(p.restarts_in_window)
-    );
+    // No budget (`max_restarts = 0`, as for an imported oneshot that must not be retried)
+    // has nothing left to count down: "0 (0 left)" read as an alarm.
+    let restarts = if p.max_restarts == 0 {
+        p.restarts.to_string()
+    } else {
+        format!(
+            "{} ({} left)",
+            p.restarts,
+            p.max_restarts.saturating_sub(p.restarts_in_window)
+        )
+    };
     let last = p.last_exit.as_ref().map_or("-".into(), |e| e.text.clone());
     let ready = match (&p.readiness, p.ready) {
         (Some(r), true) => format!("yes ({r})"),

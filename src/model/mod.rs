@@ -15,6 +15,7 @@ pub mod durations;
 pub mod exit;
 pub mod id;
 pub mod ledger;
+pub mod pattern;
 pub mod printable;
 pub mod protocol;
 pub mod signals;

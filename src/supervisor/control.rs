@@ -15,6 +15,7 @@ use super::telemetry::{Metrics, ProbeAnswer};
 use crate::config::Kind;
 use crate::config::OnHealthFailure;
 use crate::config::describe::{external_node, graph_node};
+use crate::model::pattern::fnmatch;
 use crate::model::protocol::{
     CheckInfo, ErrorKind, ExitInfo, GraphNode, HealthInfo, LimitFigures, LimitsInfo, NotifyInfo,
     ProgramStatus, RestartsByCause,
@@ -224,6 +225,14 @@ fn ids_named(core: &Core, name: &str) -> Vec<ProgramId> {
     if let Some(id) = core.id_of(name) {
         return vec![id];
     }
+    if is_pattern(name) {
+        return core
+            .programs()
+            .iter()
+            .filter(|p| fnmatch(p.name(), name))
+            .map(|p| p.id)
+            .collect();
+    }
     let members: Vec<ProgramId> = core
         .programs()
         .iter()
@@ -243,6 +252,16 @@ fn ids_named(core: &Core, name: &str) -> Vec<ProgramId> {
         .collect();
     members.sort_unstable_by_key(|&(index, _)| index);
     members.into_iter().map(|(_, id)| id).collect()
+}
+
+/// Longest name taken as a pattern: names are at most 64 bytes, and a longer pattern (a local
+/// user's megabyte of `*a*a…`) would cost the owner loop a quadratic match per program.
+const PATTERN_MAX: usize = 128;
+
+/// Whether a name given to a command is a shell pattern (`svc-*`, `web-?`, `[ab]*`), as
+/// supervisorctl and systemctl users write them.
+fn is_pattern(name: &str) -> bool {
+    name.len() <= PATTERN_MAX && name.contains(['*', '?', '['])
 }
 
 /// `status`: the named programs (all when `names` is empty) as they are at `now`.
