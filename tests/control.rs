@@ -894,3 +894,35 @@ max_restarts = 0
     let (_, out) = init.ctl(&["status", "db"]);
     assert!(out.contains("0 (5 left)"), "{out}");
 }
+
+#[test]
+fn start_brings_back_what_the_stop_took_and_says_so() {
+    let init = init()
+        .file(
+            "a.toml",
+            r#"
+[program.db]
+command = ["sleep", "1000"]
+[program.api]
+command = ["sleep", "1000"]
+depends_on = ["db"]
+[program.web]
+command = ["sleep", "1000"]
+depends_on = ["api"]
+"#,
+        )
+        .start();
+    init.wait_states(&["db=running", "api=running", "web=running"]);
+    let (code, out) = init.ctl(&["stop", "db"]);
+    assert_eq!(code, 0, "{out}");
+    init.wait_states(&["db=stopped", "api=stopped", "web=stopped"]);
+    let (code, out) = init.ctl(&["start", "db"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("brought back api, web (stopped along with db)"),
+        "{out}"
+    );
+    // The command returned once they were up: no wait needed here.
+    let (code, status) = init.ctl(&["status"]);
+    assert_eq!(code, 0, "every program is up again: {status}");
+}

@@ -314,7 +314,9 @@ pub fn plan_change(
     let goals: Vec<Goal> = match kind {
         ChangeKind::Start => targets
             .iter()
-            .filter_map(|&id| goal_up(core, id, None))
+            .copied()
+            .chain(core.brought_back_with(&targets))
+            .filter_map(|id| goal_up(core, id, None))
             .collect(),
         ChangeKind::Stop => core
             .stopped_with(&targets)
@@ -345,6 +347,22 @@ pub fn plan_change(
             .collect(),
     };
     let (names, extra) = (list.join(", "), along.join(", "));
+    let back: Vec<String> = match kind {
+        ChangeKind::Start => core
+            .brought_back_with(&targets)
+            .into_iter()
+            .map(name)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let back = if back.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; brought back {} (stopped along with {names})",
+            back.join(", ")
+        )
+    };
     let message = match kind {
         ChangeKind::Start if extra.is_empty() => format!("started {names}"),
         ChangeKind::Stop if extra.is_empty() => format!("stopped {names}"),
@@ -352,7 +370,7 @@ pub fn plan_change(
         ChangeKind::Start => format!("started {extra} (needed by {names}), then {names}"),
         ChangeKind::Stop => format!("stopped {extra} first (they require {names}), then {names}"),
         ChangeKind::Restart => format!("restarted {names} and {extra} (they require {names})"),
-    };
+    } + &back;
     let input = match kind {
         ChangeKind::Start => Input::Start(targets),
         ChangeKind::Stop => Input::Stop(targets),

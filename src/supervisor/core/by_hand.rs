@@ -60,6 +60,23 @@ impl Core {
         along
     }
 
+    /// The dependents a stop by hand of some of `ids` took along and that are still down by
+    /// that stop: a start of `ids` brings them back, as `systemctl start` after a `stop` that
+    /// took dependents would be expected to. Each once, not among `ids`.
+    pub fn brought_back_with(&self, ids: &[ProgramId]) -> Vec<ProgramId> {
+        let mut back = Vec::new();
+        for id in ids {
+            for &j in self.taken_along.get(id).into_iter().flatten() {
+                let still_down = self.positions.contains_key(&j)
+                    && self.programs[self.pos(j)].target == Target::Down(DownReason::Manual);
+                if still_down && !ids.contains(&j) && !back.contains(&j) {
+                    back.push(j);
+                }
+            }
+        }
+        back
+    }
+
     pub(super) fn start_by_hand(
         &mut self,
         ids: &[ProgramId],
@@ -69,11 +86,20 @@ impl Core {
         if self.shutdown.is_some() {
             return;
         }
-        let known: Vec<ProgramId> = ids
+        let mut known: Vec<ProgramId> = ids
             .iter()
             .copied()
             .filter(|id| self.positions.contains_key(id))
             .collect();
+        known.extend(self.brought_back_with(&known));
+        // What is started now is no longer down by anyone's stop.
+        for id in &known {
+            self.taken_along.remove(id);
+        }
+        for along in self.taken_along.values_mut() {
+            along.retain(|j| !known.contains(j));
+        }
+        self.taken_along.retain(|_, along| !along.is_empty());
         for id in known {
             let i = self.pos(id);
             for j in self.graph.deps_closure(i) {
@@ -107,6 +133,27 @@ impl Core {
     pub(super) fn stop_by_hand(&mut self, ids: &[ProgramId]) {
         if self.shutdown.is_some() {
             return;
+        }
+        for &id in ids.iter().filter(|id| self.positions.contains_key(id)) {
+            // Dependents meant to be up (not parked, not a completed oneshot) are taken along;
+            // a start of `id` brings them back.
+            let along: Vec<ProgramId> = self
+                .dependents_closure(id)
+                .into_iter()
+                .filter(|j| !ids.contains(j))
+                .filter(|&j| {
+                    let p = &self.programs[self.pos(j)];
+                    p.target == Target::Up && p.phase != Phase::Completed
+                })
+                .collect();
+            if !along.is_empty() {
+                let taken = self.taken_along.entry(id).or_default();
+                for j in along {
+                    if !taken.contains(&j) {
+                        taken.push(j);
+                    }
+                }
+            }
         }
         for j in self.stopped_with(ids) {
             let j = self.pos(j);

@@ -96,6 +96,9 @@ pub struct Core {
     pending_reload: Option<PendingReload>,
     /// Restarts by hand whose programs come back up together once all are down.
     restart_sets: Vec<Vec<ProgramId>>,
+    /// Dependents a stop by hand took down along with the programs it named, by the program
+    /// that took them: a start of that program brings them back (`by_hand`).
+    taken_along: HashMap<ProgramId, Vec<ProgramId>>,
     /// Programs restarting because a `restart = true` dependency ended (its name first): they
     /// stay meant to be up, are stopped dependents first, and none starts again before all
     /// are down (see `settle`).
@@ -125,6 +128,7 @@ impl Core {
             shutdown: None,
             pending_reload: None,
             restart_sets: Vec::new(),
+            taken_along: HashMap::new(),
             propagated: Vec::new(),
             externals: config
                 .externals

@@ -108,3 +108,54 @@ fn a_reload_does_not_cancel_a_restart_by_hand_under_way() {
     );
     assert_ne!(sim.pid("stubborn"), pid);
 }
+
+#[test]
+fn a_start_brings_back_the_dependents_its_stop_took_and_no_others() {
+    let mut sim = Sim::new(vec![
+        svc("db", &[]),
+        svc("api", &[("db", Condition::Started, false)]),
+        svc("worker", &[("api", Condition::Started, false)]),
+        svc("parked", &[("db", Condition::Started, false)]),
+    ]);
+    let parked = sim.pid("parked");
+    // `parked` is stopped by hand on its own first: the stop of db must not make it come back.
+    sim.input(Input::Stop(vec![sim.idx("parked")]));
+    sim.input(Input::Reaped {
+        pid: parked,
+        exit: OK,
+        group_empty: true,
+        oom_killed: false,
+    });
+    let (db, api, worker) = (sim.pid("db"), sim.pid("api"), sim.pid("worker"));
+    sim.input(Input::Stop(vec![sim.idx("db")]));
+    for pid in [worker, api, db] {
+        sim.input(Input::Reaped {
+            pid,
+            exit: OK,
+            group_empty: true,
+            oom_killed: false,
+        });
+    }
+    for name in ["db", "api", "worker", "parked"] {
+        assert_eq!(sim.state(name), State::Stopped, "{name}");
+    }
+    let db_id = sim.idx("db");
+    let back: Vec<String> = sim
+        .core
+        .brought_back_with(&[db_id])
+        .into_iter()
+        .map(|id| sim.core.program(id).unwrap().name().to_string())
+        .collect();
+    assert_eq!(back, vec!["api", "worker"]);
+    sim.input(Input::Start(vec![db_id]));
+    assert_eq!(sim.state("db"), State::Running);
+    assert_eq!(sim.state("api"), State::Running);
+    assert_eq!(sim.state("worker"), State::Running);
+    assert_eq!(
+        sim.state("parked"),
+        State::Stopped,
+        "stopped by its own stop"
+    );
+    // Once back, a later start of db brings nothing more.
+    assert!(sim.core.brought_back_with(&[db_id]).is_empty());
+}
