@@ -675,6 +675,56 @@ finish = ["/nonexistent/hook"]
 }
 
 #[test]
+fn strict_check_looks_at_the_script_an_interpreter_is_given() {
+    let (dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.imported]
+command = ["bash", "/etc/s6-overlay/s6-rc.d/svc-gone/run"]
+
+[program.python]
+command = ["python3", "-u", "{dir}/missing.py"]
+
+[program.inline]
+command = ["/bin/sh", "-c", "exec sleep 1"]
+
+[program.present]
+command = ["sh", "{dir}/there.sh"]
+"#,
+    )]);
+    // A script an interpreter reads needs no x bit.
+    std::fs::write(dir.path().join("there.sh"), "exec sleep 1\n").unwrap();
+    let mut cmd = std::process::Command::new(bin());
+    cmd.arg("check")
+        .arg("--strict")
+        .arg("--config-dir")
+        .arg(&conf);
+    let strict = run_with_deadline(cmd, DEADLINE);
+    assert_eq!(strict.code, 2, "{strict:?}");
+    for says in [
+        "a.toml:2: program.imported.command: \"bash\" is given the script \"/etc/s6-overlay/s6-rc.d/svc-gone/run\", which does not exist; it will fail to start",
+        "program.python.command: \"python3\" is given the script",
+        "2 problems (an error with --strict):",
+    ] {
+        assert!(
+            strict.stderr.contains(says),
+            "{says:?} not in:\n{}",
+            strict.stderr
+        );
+    }
+    assert!(
+        !strict.stderr.contains("program.inline"),
+        "{}",
+        strict.stderr
+    );
+    assert!(
+        !strict.stderr.contains("program.present"),
+        "{}",
+        strict.stderr
+    );
+}
+
+#[test]
 fn check_build_takes_unset_variables_as_notes_and_stop_budgets_are_warned_about() {
     let (_dir, conf) = config_dir(&[(
         "a.toml",

@@ -28,7 +28,17 @@ pub fn command_problems(config: &Config) -> Vec<String> {
             let Some(program) = argv.first() else {
                 continue;
             };
-            if let Some(why) = executable_problem(program, p) {
+            let problem = executable_problem(program, p)
+                .map(|why| {
+                    let code = if why.starts_with("is not executable") {
+                        126
+                    } else {
+                        127
+                    };
+                    (why, format!(" (exit status {code})"))
+                })
+                .or_else(|| script_problem(argv, p).map(|why| (why, String::new())));
+            if let Some((why, how)) = problem {
                 let written = p.written_as(&key);
                 // Where its table is, as every config error says it (the `--` command has none).
                 let at = if p.passthrough {
@@ -37,13 +47,67 @@ pub fn command_problems(config: &Config) -> Vec<String> {
                     format!("{}: ", p.defined_at)
                 };
                 out.push(format!(
-                    "{at}{written}: {program:?} {why}; it will fail to start (exit status {})\n    fix: install it in the image, or correct {written}",
-                    if why.starts_with("is not executable") { 126 } else { 127 },
+                    "{at}{written}: {program:?} {why}; it will fail to start{how}\n    fix: install it in the image, or correct {written}",
                 ));
             }
         }
     }
     out
+}
+
+/// Programs that read a script named as their first argument: `["bash", "/etc/s6/run"]`
+/// runs only if the script is there, whatever bash's own path.
+const INTERPRETERS: &[&str] = &[
+    "sh",
+    "bash",
+    "dash",
+    "ash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "perl",
+    "ruby",
+    "node",
+    "execlineb",
+];
+
+/// The script an interpreter is given in `argv` (its first operand), unless the code is inline
+/// (`-c`, `-e`) or read from stdin.
+fn interpreted_script(argv: &[String]) -> Option<&str> {
+    let name = argv.first()?.rsplit('/').next()?;
+    let python = name
+        .strip_prefix("python")
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    if !python && !INTERPRETERS.contains(&name) {
+        return None;
+    }
+    for arg in &argv[1..] {
+        match arg.as_str() {
+            "-c" | "-e" | "-m" | "-" | "--" => return None,
+            a if a.starts_with('-') => continue,
+            a => return Some(a),
+        }
+    }
+    None
+}
+
+/// Why the script an interpreter is given cannot be run, if it cannot: missing, or not a file
+/// (the interpreter then exits 127 or 126 at every start). A script needs no x bit here.
+fn script_problem(argv: &[String], spec: &ProgramSpec) -> Option<String> {
+    let script = interpreted_script(argv)?;
+    let path = match (Path::new(script).is_relative(), &spec.workdir) {
+        (true, Some(dir)) => dir.join(script),
+        _ => Path::new(script).to_path_buf(),
+    };
+    match std::fs::metadata(&path) {
+        Err(_) => Some(format!(
+            "is given the script {script:?}, which does not exist"
+        )),
+        Ok(m) if !m.is_file() => Some(format!(
+            "is given the script {script:?}, which is not a file"
+        )),
+        Ok(_) => None,
+    }
 }
 
 /// Why `program` (argv[0] of `spec`) cannot be executed, if it cannot.
