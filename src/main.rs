@@ -247,6 +247,9 @@ fn import(from: ImportFrom, input: &std::path::Path, output: Option<&std::path::
         output.map_or(String::new(), |d| format!(" in {}", d.display())),
         if n == 1 { "" } else { "s" },
     );
+    if let Some(why) = &imported.incomplete {
+        eprintln!("ctrlinit import: {why}");
+    }
     ExitCode::SUCCESS
 }
 

@@ -61,6 +61,9 @@ pub struct Imported {
     pub programs: usize,
     /// Input files read.
     pub inputs: usize,
+    /// Why the start order written is incomplete, when it is (an s6-rc dependency on a unit
+    /// of a base image the root does not hold): said in one line after the summary.
+    pub incomplete: Option<String>,
 }
 
 /// Imports the supervisord configuration at `path` (and the files it includes).
@@ -114,6 +117,7 @@ pub fn import(path: &Path) -> Result<Imported, Vec<InputError>> {
         ));
     }
     Ok(Imported {
+        incomplete: None,
         programs: translated.len(),
         files,
         notes,

@@ -69,7 +69,9 @@ pub fn import(root: &Path) -> Result<Imported, Vec<InputError>> {
     }
     let (files, programs) = write(&layout, &mut notes);
     general_notes(&layout, programs, &mut notes);
+    let incomplete = incomplete_order(&layout);
     Ok(Imported {
+        incomplete,
         files,
         notes,
         programs,
@@ -132,6 +134,33 @@ fn write(layout: &Layout, notes: &mut Vec<Note>) -> (Vec<super::toml_out::OutFil
     (files, programs)
 }
 
+/// The one line that says the start order is incomplete: dependencies on units the root does
+/// not define (a base image's), left out of `depends_on`.
+fn incomplete_order(layout: &Layout) -> Option<String> {
+    let order = order::resolve(layout);
+    let mut missing: Vec<&str> = Vec::new();
+    let mut units = 0;
+    for unknown in &order.unknown {
+        if !unknown.is_empty() {
+            units += 1;
+        }
+        for dep in unknown {
+            if !missing.contains(&dep.as_str()) {
+                missing.push(dep);
+            }
+        }
+    }
+    (!missing.is_empty()).then(|| {
+        format!(
+            "the start order is incomplete: {units} unit{} depend{} on {} this root does not define ({}; a base image's?), left out of depends_on: import a root that holds them too, or add them by hand",
+            if units == 1 { "" } else { "s" },
+            if units == 1 { "s" } else { "" },
+            if missing.len() == 1 { "a unit" } else { "units" },
+            missing.join(", ")
+        )
+    })
+}
+
 /// Notes about the import as a whole.
 fn general_notes(layout: &Layout, programs: usize, notes: &mut Vec<Note>) {
     if programs == 0 {
@@ -156,6 +185,11 @@ fn general_notes(layout: &Layout, programs: usize, notes: &mut Vec<Note>) {
         ));
     }
     if layout.units.iter().any(|u| !u.oneshot && u.run.is_some()) {
+        notes.push(Note::general(
+            "signals",
+            "s6 sent down-signal (and s6-svc's signals) to the run script's process alone; ctrlinit signals the program's whole process group (a `stop`, `ctrlinit signal`, the container's stop) and at stop_timeout SIGKILLs everything the program started",
+            "a run script that traps a signal to pass it on to a child it started now also sees the child get it directly: drop the trap, or exec the child",
+        ));
         notes.push(Note::general(
             "restarts",
             "s6 restarted a service that ended without limit (a second apart at most); ctrlinit allows max_restarts = 5 in restart_window = 60s, then stops the container (exit 75) for the engine's restart policy",
