@@ -63,7 +63,7 @@ const IDIOMS: &[Idiom] = &[
     Idiom {
         word: "s6-notifyoncheck",
         did: "s6-notifyoncheck polled a check (its -c command or data/check) and told s6 the service was ready",
-        todo: "write ready = { exec = [\"the check\"] } (or { tcp = \"HOST:PORT\" }) on the program and run it without s6-notifyoncheck",
+        todo: "its -c check is written as ready = { exec = [\"sh\", \"-c\", CHECK] }: run the program without s6-notifyoncheck (with data/check instead of -c, write ready = { exec = [\"the check\"] } by hand)",
     },
     Idiom {
         word: "s6-svwait",

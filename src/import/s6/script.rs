@@ -28,6 +28,9 @@ pub struct Command {
     pub reads_args: bool,
     /// Whether its `#!` named with-contenv, which the command leaves out.
     pub contenv: bool,
+    /// The check an `s6-notifyoncheck -c CHECK` line of the script polled for readiness: the
+    /// program's `ready = { exec = ["sh", "-c", CHECK] }`.
+    pub ready_check: Option<String>,
 }
 
 /// The image path of `rel` (`etc/services.d/x/run` is `/etc/services.d/x/run`).
@@ -99,8 +102,37 @@ pub fn command(tree: &mut Tree, rel: &Path, notes: &mut Vec<Note>) -> Result<Com
         }
     };
     out.reads_args = reads_args(&body);
+    out.ready_check = notifyoncheck_check(&body);
     idioms::scan(&text, &shown, 1, notes);
     Ok(out)
+}
+
+/// The `-c` check of the first `s6-notifyoncheck` in a shell script's `body` (its lines joined
+/// where a backslash continues them), when it has one.
+pub fn notifyoncheck_check(body: &str) -> Option<String> {
+    let joined = body.replace("\\\n", " ");
+    for line in joined.lines() {
+        let line = line.trim();
+        if line.starts_with('#') || !line.contains("s6-notifyoncheck") {
+            continue;
+        }
+        let words = shlex::split(line)?;
+        let at = words.iter().position(|w| base(w) == "s6-notifyoncheck")?;
+        let mut rest = words[at + 1..].iter();
+        while let Some(w) = rest.next() {
+            match w.as_str() {
+                "-c" => return rest.next().filter(|c| !c.trim().is_empty()).cloned(),
+                // Options with a value (s6-notifyoncheck's -3 -s -t -w -n) and flags.
+                "-3" | "-s" | "-t" | "-w" | "-n" => {
+                    rest.next();
+                }
+                o if o.starts_with('-') => {}
+                // The program it runs: no -c, so it ran data/check.
+                _ => return None,
+            }
+        }
+    }
+    None
 }
 
 /// An execline script: its chain as a command, else execlineb with the script.
@@ -136,6 +168,7 @@ fn execline_script(
                 env: chain.env,
                 reads_args: reads,
                 contenv: !chain.dropped.is_empty(),
+                ready_check: None,
             }
         }
         Err(why) => {
@@ -210,6 +243,7 @@ pub fn command_line(
                 contenv: !chain.dropped.is_empty(),
                 env: chain.env,
                 reads_args: false,
+                ready_check: None,
             }))
         }
         Err(why) => {
@@ -317,6 +351,25 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(e.words, ["bash", "/a/run", "--once"], "and its arguments");
+    }
+
+    #[test]
+    fn the_check_of_s6_notifyoncheck_is_read_off_a_shell_script() {
+        let body = "# shellcheck shell=bash\nexec s6-notifyoncheck -d -n 300 -w 1000 -c \"nc -z localhost 3306\" \\\n    s6-setuidgid abc mysqld\n";
+        assert_eq!(
+            notifyoncheck_check(body).as_deref(),
+            Some("nc -z localhost 3306")
+        );
+        // Without -c it ran data/check: nothing to translate.
+        assert_eq!(
+            notifyoncheck_check("exec s6-notifyoncheck -d mysqld\n"),
+            None
+        );
+        assert_eq!(
+            notifyoncheck_check("# s6-notifyoncheck -c x\nexec mysqld\n"),
+            None
+        );
+        assert_eq!(notifyoncheck_check("exec mysqld\n"), None);
     }
 
     #[test]

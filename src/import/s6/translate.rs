@@ -188,6 +188,20 @@ fn readiness(t: &mut Table, u: &Unit, notes: &mut Vec<Note>) {
         }
         return;
     }
+    if let Some(check) = u.run.as_ref().and_then(|r| r.ready_check.as_ref()) {
+        t.set_with(
+            "ready",
+            Val::Inline(vec![(
+                "exec".into(),
+                Val::Array(vec![lit("sh"), lit("-c"), lit(check)]),
+            )]),
+            "s6-notifyoncheck -c: ready once this check passes, as s6-notifyoncheck polled it (drop s6-notifyoncheck from the script)",
+        );
+        if let Some(ms) = u.timeout_up.filter(|&ms| ms > 0) {
+            t.set_with("ready_timeout", millis(ms), "timeout-up");
+        }
+        return;
+    }
     if let Some(fd) = u.ready_fd {
         t.set_with(
             "ready",
