@@ -17,4 +17,7 @@ tag=${1:-ctrlinit-base:latest}
 docker_usable || { say "docker/build.sh: $DOCKER_WHY"; exit 1; }
 build_base_image "$tag" || { say "docker/build.sh: building $tag failed"; exit 1; }
 say "built $tag"
+# The static binary the image holds, for a Dockerfile's COPY --from=$tag or a download.
+bin=$(ctrlinit_static_bin)
+say "static binary: $bin (sha256 $(cut -d' ' -f1 "$bin.sha256" 2>/dev/null || sha256sum "$bin" | cut -d' ' -f1))"
 docker image ls "$tag"

@@ -119,7 +119,12 @@ ctrlinit_static_bin() {
     say "building a static ctrlinit (cargo build --release --target $triple, +crt-static)"
     (cd "$REPO" && RUSTFLAGS="-C target-feature=+crt-static" \
         cargo build --quiet --release --target "$triple") >&2 || return 1
-    printf '%s\n' "$(cargo_target_dir)/$triple/release/ctrlinit"
+    local bin
+    bin="$(cargo_target_dir)/$triple/release/ctrlinit"
+    # Its checksum beside it, as a release would publish it (`sha256sum -c ctrlinit.sha256`
+    # in that directory checks a copy).
+    (cd "$(dirname "$bin")" && sha256sum ctrlinit >ctrlinit.sha256) || return 1
+    printf '%s\n' "$bin"
 }
 
 # A ctrlinit for running on this host (examples' host mode): $CTRLINIT_BIN when set, else the

@@ -61,6 +61,7 @@ cleanup() {
     rm -rf "$WORK" 2>/dev/null ||
         docker run --rm -v "$WORK:/w" --entrypoint /bin/rm "$IMAGE" -rf /w/ >/dev/null 2>&1 || true
     rm -rf "$WORK" 2>/dev/null || true
+    docker rmi -f "$PREFIX-copied:latest" >/dev/null 2>&1 || true
     if [ -n "$OWN_IMAGE" ]; then docker rmi -f "$OWN_IMAGE" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
@@ -112,6 +113,34 @@ else
     fail "building $IMAGE"
     finish_checks "docker e2e"
     exit 1
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 0. Where users get it: the image holds the static binary the build made (its checksum
+#    matches the one written beside it), and a Dockerfile of one's own takes it with
+#    COPY --from=, as tini's users do.
+bin_sum=$(ls "$(cargo_target_dir)"/*/release/ctrlinit.sha256 2>/dev/null | head -n1)
+if [ -n "$OWN_IMAGE" ] && [ -n "$bin_sum" ]; then
+    want=$(cut -d' ' -f1 "$bin_sum")
+    got=$(docker run --rm --entrypoint /bin/busybox "$IMAGE" sha256sum /usr/bin/ctrlinit | cut -d' ' -f1)
+    check "install: the image's /usr/bin/ctrlinit is the static binary of $bin_sum (sha256 $want)" \
+        test "$want" = "$got"
+fi
+mkdir -p "$WORK/copied"
+cat >"$WORK/copied/Dockerfile" <<EOF
+FROM scratch
+COPY --from=$IMAGE /bin/busybox /bin/busybox
+COPY --from=$IMAGE /usr/bin/ctrlinit /sbin/ctrlinit
+ENTRYPOINT ["/sbin/ctrlinit", "--"]
+CMD ["/bin/busybox", "echo", "hello from an image that took ctrlinit with COPY --from"]
+EOF
+if docker build --quiet --tag "$PREFIX-copied:latest" "$WORK/copied" >/dev/null 2>"$WORK/copied/build.err"; then
+    code=0
+    out=$(docker run --rm "$PREFIX-copied:latest" 2>&1) || code=$?
+    check "install: an image of one's own with COPY --from=$IMAGE runs its command under ctrlinit (exit $code: $out)" \
+        test "$code" = 0 -a "$out" = "hello from an image that took ctrlinit with COPY --from"
+else
+    fail "install: docker build with COPY --from=$IMAGE: $(cat "$WORK/copied/build.err")"
 fi
 
 # ---------------------------------------------------------------------------------------------

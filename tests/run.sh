@@ -50,6 +50,16 @@ if ! cargo test --no-fail-fast -- --nocapture >"$log" 2>&1; then
 fi
 grep -E '^(     Running|test result)|^chaos' "$log"
 
+step "install (cargo install --locked, as docs/src/guide/install.md says)"
+# Into a scratch root, from the debug build the tests just made (the same target directory, so
+# nothing is rebuilt twice); offline: the locked crates are the ones the tests built with.
+root=$(mktemp -d /tmp/ctrlinit-install.XXXXXX)
+cargo install --quiet --locked --offline --debug --path . --root "$root" --target-dir target
+"$root/bin/ctrlinit" --version | grep -q '^ctrlinit '
+"$root/bin/ctrlinit" check --config-dir conf.d >/dev/null
+rm -rf "$root"
+echo "cargo install --locked: ctrlinit installed and ran"
+
 step "background examples"
 tests/examples.sh
 
