@@ -33,13 +33,21 @@ NAMED = {"CONFIG_URL", "API_UPSTREAM", "CONFIG_PEER"}
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("manifest")
-    ap.add_argument("--prefix", required=True)
-    ap.add_argument("--tag", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--resolver", required=True)
-    ap.add_argument("--pod-suffix", default="-pod-0")
+    ap = argparse.ArgumentParser(
+        description="The podman kube play variant of deploy/kubernetes.yaml, on stdout."
+    )
+    ap.add_argument("manifest", help="the Kubernetes manifest (deploy/kubernetes.yaml)")
+    ap.add_argument("--prefix", required=True, help="prefix of the Deployments' (pods') names")
+    ap.add_argument("--tag", required=True, help="tag of the role images")
+    ap.add_argument("--data", required=True, help="directory the hostPath volumes move under")
+    ap.add_argument(
+        "--resolver", required=True, help="the network's name server, for NGINX_RESOLVER"
+    )
+    ap.add_argument(
+        "--pod-suffix",
+        default="-pod-0",
+        help="what Podman appends to a Deployment's pod name (-pod-0 in Podman 4, -pod in 5)",
+    )
     a = ap.parse_args()
     out = []
     for doc in yaml.safe_load_all(open(a.manifest)):

@@ -183,7 +183,11 @@ build_base_image() {
         done
     fi
     if [ $rc -eq 0 ]; then
-        docker build --quiet --tag "$tag" "$ctx" >/dev/null || rc=1
+        # Podman (podman-docker's `docker`) writes OCI images by default, which drop the
+        # HEALTHCHECK; its docker format keeps it.
+        local format=()
+        docker --version 2>/dev/null | grep -qi podman && format=(--format docker)
+        docker build --quiet "${format[@]}" --tag "$tag" "$ctx" >/dev/null || rc=1
     fi
     rm -rf "$ctx"
     return $rc
@@ -197,7 +201,8 @@ docker_usable() {
         return 1
     fi
     local err
-    if ! err=$(docker info --format '{{.ServerVersion}}' 2>&1 >/dev/null); then
+    # Plain `docker info`: Podman's (podman-docker) has no .ServerVersion for a --format.
+    if ! err=$(docker info 2>&1 >/dev/null); then
         DOCKER_WHY="docker info failed: $(printf '%s\n' "$err" | grep -v '^$' | head -n1)"
         return 1
     fi

@@ -175,6 +175,26 @@ pod_answers() {
     timeout 10 podman exec "$P-pod-infra-probe" /bin/busybox wget -q -O - "http://127.0.0.1:8080/" 2>/dev/null | grep -q answer
 }
 
+# docker/build.sh with Podman as its `docker` (what the podman-docker package installs): the
+# base image builds, keeps its HEALTHCHECK (docker format), and runs a command.
+podman_builds_the_base_image() {
+    local shim=$WORK/podman-docker tag="$P-podbuilt:latest" out
+    mkdir -p "$shim"
+    printf '#!/bin/sh\nexec podman "$@"\n' >"$shim/docker" && chmod +x "$shim/docker"
+    if ! PATH="$shim:$PATH" CTRLINIT_STATIC_BIN=$(ctrlinit_static_bin) "$REPO/docker/build.sh" "$tag" \
+        >"$WORK/podbuild.log" 2>&1; then
+        fail "podman: docker/build.sh with podman as docker: $(tail -n3 "$WORK/podbuild.log")"
+        return
+    fi
+    pass "podman: docker/build.sh builds the base image with podman as docker (podman-docker)"
+    check "podman: the image keeps its HEALTHCHECK" \
+        quiet grep -q '"Healthcheck"' <(podman inspect "localhost/$tag" 2>/dev/null)
+    out=$(podman run --rm --no-healthcheck "localhost/$tag" -- /bin/echo from-podman 2>&1) || true
+    check "podman: it runs a command with --no-healthcheck, and says nothing of systemd (got: $out)" \
+        test "$out" = from-podman
+    podman rmi -f "localhost/$tag" >/dev/null 2>&1 || true
+}
+
 podman_scenario() {
     local base=${CTRLINIT_BASE_IMAGE:-$P-base:latest} tar=$WORK/images.tar
     docker save -o "$tar" "$base" "$P-holder:latest" || { fail "podman: docker save"; return; }
@@ -219,6 +239,7 @@ else
     echo "network holder (docker): skipped: $DOCKER_WHY"
 fi
 if [ "$ran" = 1 ] && podman_usable; then
+    podman_builds_the_base_image
     podman_scenario
 elif [ "$ran" = 1 ]; then
     echo "network holder (podman): skipped: $PODMAN_WHY"
