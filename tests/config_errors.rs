@@ -657,12 +657,7 @@ finish = ["/nonexistent/hook"]
         "{}",
         ran.stdout
     );
-    let mut cmd = std::process::Command::new(bin());
-    cmd.arg("check")
-        .arg("--strict")
-        .arg("--config-dir")
-        .arg(&conf);
-    let strict = run_with_deadline(cmd, DEADLINE);
+    let strict = check_config_with(&conf, &["--strict"]);
     assert_eq!(strict.code, 2, "{strict:?}");
     assert!(
         strict
@@ -694,12 +689,7 @@ command = ["sh", "{dir}/there.sh"]
     )]);
     // A script an interpreter reads needs no x bit.
     std::fs::write(dir.path().join("there.sh"), "exec sleep 1\n").unwrap();
-    let mut cmd = std::process::Command::new(bin());
-    cmd.arg("check")
-        .arg("--strict")
-        .arg("--config-dir")
-        .arg(&conf);
-    let strict = run_with_deadline(cmd, DEADLINE);
+    let strict = check_config_with(&conf, &["--strict"]);
     assert_eq!(strict.code, 2, "{strict:?}");
     for says in [
         "a.toml:2: program.imported.command: \"bash\" is given the script \"/etc/s6-overlay/s6-rc.d/svc-gone/run\", which does not exist; it will fail to start",

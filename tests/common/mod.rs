@@ -713,8 +713,14 @@ pub fn free_port() -> u16 {
 
 /// Runs `ctrlinit check --config-dir CONF` (no PID namespace needed: it starts nothing).
 pub fn check_config(conf: &Path) -> Ran {
+    check_config_with(conf, &[])
+}
+
+/// `ctrlinit check ARGS --config-dir CONF` (`--strict`, `--build`), with a deadline.
+pub fn check_config_with(conf: &Path, args: &[&str]) -> Ran {
     let mut cmd = Command::new(bin());
     cmd.arg("check")
+        .args(args)
         .arg("--config-dir")
         .arg(conf)
         .env_remove("CTRLINIT_CONFIG_DIR")
