@@ -100,28 +100,21 @@ async fn status(h: &Handles, w: &mut Writer, names: Vec<String>, usage: bool) ->
         Detail::Processes
     };
     let r = match h
-        .ask(|reply| Control::Status {
+        .ask(|reply| Control::Snapshot {
             names,
             detail,
+            externals: all,
             reply,
         })
         .await?
     {
-        Ok((seq, programs)) => {
-            let network = h.ask(|reply| Control::Network { reply }).await?;
-            let externals = if all {
-                h.ask(|reply| Control::Externals { reply }).await?
-            } else {
-                Vec::new()
-            };
-            Response::Status {
-                seq,
-                programs,
-                network,
-                previous_boot: crate::logs::ledger::previous_boot().cloned(),
-                externals,
-            }
-        }
+        Ok(s) => Response::Status {
+            seq: s.seq,
+            programs: s.programs,
+            network: s.network,
+            previous_boot: crate::logs::ledger::previous_boot().cloned(),
+            externals: s.externals,
+        },
         Err(r) => refused(r),
     };
     send(w, r).await

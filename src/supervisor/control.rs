@@ -59,6 +59,19 @@ pub enum Detail {
     Usage,
 }
 
+/// One moment of the init, as `status` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// Sequence number of the last event announced before it.
+    pub seq: u64,
+    /// The programs asked for.
+    pub programs: Vec<ProgramStatus>,
+    /// The network watch, when there is one.
+    pub network: Option<crate::model::protocol::NetworkStatus>,
+    /// The external dependencies, by name (empty unless asked for).
+    pub externals: Vec<crate::model::protocol::ExternalStatus>,
+}
+
 /// What a connection asks the owner loop.
 pub enum Control {
     /// A snapshot of programs (all when empty); unknown names are refused.
@@ -70,15 +83,18 @@ pub enum Control {
         /// Answer: sequence number of the last event, and the programs.
         reply: oneshot::Sender<Answer<(u64, Vec<ProgramStatus>)>>,
     },
-    /// The network watch, when there is one.
-    Network {
+    /// `status`: programs (all when `names` is empty), the network watch and, with every
+    /// program, the externals, all taken in one turn of the owner loop, so the answer is one
+    /// moment's (no state changes between its parts).
+    Snapshot {
+        /// Programs to show.
+        names: Vec<String>,
+        /// How much beyond the core's own state to look at.
+        detail: Detail,
+        /// Whether the externals are part of it.
+        externals: bool,
         /// Answer.
-        reply: oneshot::Sender<Option<crate::model::protocol::NetworkStatus>>,
-    },
-    /// The external dependencies, by name.
-    Externals {
-        /// Answer.
-        reply: oneshot::Sender<Vec<crate::model::protocol::ExternalStatus>>,
+        reply: oneshot::Sender<Answer<Snapshot>>,
     },
     /// Start, stop or restart by hand.
     Change {
@@ -290,6 +306,20 @@ pub fn plan_change(
     names: &[String],
     all: bool,
 ) -> Answer<(Input, Plan)> {
+    let targets = change_targets(core, names, all)?;
+    let goals = change_goals(core, kind, &targets);
+    let message = change_message(core, kind, &targets, &goals);
+    let input = match kind {
+        ChangeKind::Start => Input::Start(targets),
+        ChangeKind::Stop => Input::Stop(targets),
+        ChangeKind::Restart => Input::Restart(targets),
+    };
+    Ok((input, Plan { message, goals }))
+}
+
+/// The programs a change names: all of them with `--all`, else the names (or patterns)
+/// given; refused while the container shuts down, or when nothing is named.
+fn change_targets(core: &Core, names: &[String], all: bool) -> Answer<Vec<ProgramId>> {
     if core.shutting_down() {
         return Err(Refusal::new(
             ErrorKind::Refused,
@@ -302,43 +332,54 @@ pub fn plan_change(
             "name the programs, or use --all",
         ));
     }
-    let targets: Vec<ProgramId> = if all {
-        core.programs().iter().map(|p| p.id).collect()
+    if all {
+        Ok(core.programs().iter().map(|p| p.id).collect())
     } else {
-        resolve(core, names)?
-    };
-    let name = |id: ProgramId| {
-        core.program(id)
-            .map_or_else(String::new, |p| p.name().to_string())
-    };
-    let goals: Vec<Goal> = match kind {
+        resolve(core, names)
+    }
+}
+
+fn program_name(core: &Core, id: ProgramId) -> String {
+    core.program(id)
+        .map_or_else(String::new, |p| p.name().to_string())
+}
+
+/// What the command waits for: every program the change reaches (the targets, what
+/// they take along, and for `start` what a stop of them took) in the state it aims at.
+fn change_goals(core: &Core, kind: ChangeKind, targets: &[ProgramId]) -> Vec<Goal> {
+    match kind {
         ChangeKind::Start => targets
             .iter()
             .copied()
-            .chain(core.brought_back_with(&targets))
+            .chain(core.brought_back_with(targets))
             .filter_map(|id| goal_up(core, id, None))
             .collect(),
         ChangeKind::Stop => core
-            .stopped_with(&targets)
+            .stopped_with(targets)
             .into_iter()
             .map(|id| Goal {
-                name: name(id),
+                name: program_name(core, id),
                 states: vec![State::Stopped],
                 fails: vec![],
                 after_run: None,
             })
             .collect(),
         ChangeKind::Restart => core
-            .restarted_with(&targets)
+            .restarted_with(targets)
             .into_iter()
             .filter_map(|id| goal_up(core, id, core.program(id).map(|p| p.run)))
             .collect(),
-    };
+    }
+}
+
+/// The answer's sentence: what changed, what it took along and why, and what came back.
+fn change_message(core: &Core, kind: ChangeKind, targets: &[ProgramId], goals: &[Goal]) -> String {
+    let name = |id: ProgramId| program_name(core, id);
     let list: Vec<String> = targets.iter().map(|&id| name(id)).collect();
     // Programs the change takes along, named so the operator knows (dependents stopped
     // first, dependencies started first).
     let along: Vec<String> = match kind {
-        ChangeKind::Start => core.started_with(&targets).into_iter().map(name).collect(),
+        ChangeKind::Start => core.started_with(targets).into_iter().map(name).collect(),
         _ => goals
             .iter()
             .map(|g| g.name.clone())
@@ -349,7 +390,7 @@ pub fn plan_change(
     let (names, extra) = (list.join(", "), along.join(", "));
     let back: Vec<String> = match kind {
         ChangeKind::Start => core
-            .brought_back_with(&targets)
+            .brought_back_with(targets)
             .into_iter()
             .map(name)
             .collect(),
@@ -363,20 +404,15 @@ pub fn plan_change(
             back.join(", ")
         )
     };
-    let message = match kind {
+    let said = match kind {
         ChangeKind::Start if extra.is_empty() => format!("started {names}"),
         ChangeKind::Stop if extra.is_empty() => format!("stopped {names}"),
         ChangeKind::Restart if extra.is_empty() => format!("restarted {names}"),
         ChangeKind::Start => format!("started {extra} (needed by {names}), then {names}"),
         ChangeKind::Stop => format!("stopped {extra} first (they require {names}), then {names}"),
         ChangeKind::Restart => format!("restarted {names} and {extra} (they require {names})"),
-    } + &back;
-    let input = match kind {
-        ChangeKind::Start => Input::Start(targets),
-        ChangeKind::Stop => Input::Stop(targets),
-        ChangeKind::Restart => Input::Restart(targets),
     };
-    Ok((input, Plan { message, goals }))
+    said + &back
 }
 
 /// Up means running for a service, completed for a oneshot.

@@ -86,22 +86,55 @@ impl Runner {
                 let _ = reply.send(answer);
             }
             Control::Metrics { reply } => {
-                let foreign = self.notify.as_ref().map_or(0, |n| n.foreign);
-                let mut m = telemetry::metrics(&self.core, self.orphans_reaped, foreign);
-                self.network_metrics(&mut m);
-                m.notify_rate_limited = self.notify.as_ref().map_or(0, |n| n.rate_limited);
-                if let Some(c) = &self.opts.syslog {
-                    m.syslog = c.figures();
-                }
-                let _ = reply.send(m);
+                let _ = reply.send(self.metrics());
             }
-            Control::Network { reply } => {
-                let _ = reply.send(self.network_status());
-            }
-            Control::Externals { reply } => {
-                let _ = reply.send(control::externals(&self.core, Instant::now()));
+            Control::Snapshot {
+                names,
+                detail,
+                externals,
+                reply,
+            } => {
+                let _ = reply.send(self.snapshot(&names, detail, externals));
             }
         }
+    }
+
+    /// The metrics: the core's figures and those of the parts beside it (notify, the
+    /// network watch, syslog).
+    fn metrics(&self) -> telemetry::Metrics {
+        let foreign = self.notify.as_ref().map_or(0, |n| n.foreign);
+        let mut m = telemetry::metrics(&self.core, self.orphans_reaped, foreign);
+        self.network_metrics(&mut m);
+        m.notify_rate_limited = self.notify.as_ref().map_or(0, |n| n.rate_limited);
+        if let Some(c) = &self.opts.syslog {
+            m.syslog = c.figures();
+        }
+        m
+    }
+
+    /// Everything one `status` shows, taken in this one turn so the programs, the network
+    /// watch and the externals agree with each other.
+    fn snapshot(
+        &mut self,
+        names: &[String],
+        detail: Detail,
+        externals: bool,
+    ) -> control::Answer<control::Snapshot> {
+        let now = Instant::now();
+        let (seq, mut programs) = control::status(&self.core, self.seq, names, now)?;
+        if detail > Detail::States {
+            self.add_processes(&mut programs, detail == Detail::Usage);
+        }
+        Ok(control::Snapshot {
+            seq,
+            programs,
+            network: self.network_status(),
+            externals: if externals {
+                control::externals(&self.core, now)
+            } else {
+                Vec::new()
+            },
+        })
     }
 
     /// A reload asked for (`reply`: the client's; `None`: SIGHUP). While another is under way
