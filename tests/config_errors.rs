@@ -814,3 +814,48 @@ fn interpolation_errors_say_what_and_where() {
         );
     }
 }
+
+#[test]
+fn strict_check_reads_the_interpreter_a_script_names_and_says_how_to_run_it() {
+    let (dir, conf) = config_dir(&[(
+        "a.toml",
+        r#"
+[program.contenv]
+command = ["{dir}/start.sh", "--port", "8080"]
+
+[program.lost]
+command = ["{dir}/lost.sh"]
+
+[program.fine]
+command = ["{dir}/fine.sh"]
+"#,
+    )]);
+    let script = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    };
+    // Left by an image that moved off s6-overlay: execve finds no /usr/bin/with-contenv.
+    script("start.sh", "#!/usr/bin/with-contenv bash\nexec sleep 1\n");
+    script("lost.sh", "#!/opt/nowhere/bin/sh\nexec sleep 1\n");
+    script("fine.sh", "#!/bin/sh\nexec sleep 1\n");
+    let strict = check_config_with(&conf, &["--strict"]);
+    assert_eq!(strict.code, 2, "{strict:?}");
+    let start = dir.path().join("start.sh");
+    for says in [
+        format!(
+            "program.contenv.command: {start:?} starts with #!/usr/bin/with-contenv, s6-overlay's, which this image does not have: run it through its interpreter, as [\"bash\", {start:?}]; it will fail to start (exit status 127)"
+        ),
+        "program.lost.command:".to_string(),
+        "starts with #!/opt/nowhere/bin/sh, which does not exist".to_string(),
+        "2 problems (an error with --strict):".to_string(),
+    ] {
+        assert!(
+            strict.stderr.contains(&says),
+            "{says:?} not in:\n{}",
+            strict.stderr
+        );
+    }
+    assert!(!strict.stderr.contains("program.fine"), "{}", strict.stderr);
+}

@@ -37,7 +37,10 @@ pub fn command_problems(config: &Config) -> Vec<String> {
                     };
                     (why, format!(" (exit status {code})"))
                 })
-                .or_else(|| script_problem(argv, p).map(|why| (why, String::new())));
+                .or_else(|| script_problem(argv, p).map(|why| (why, String::new())))
+                .or_else(|| {
+                    shebang_problem(program, p).map(|why| (why, " (exit status 127)".into()))
+                });
             if let Some((why, how)) = problem {
                 let written = p.written_as(&key);
                 // Where its table is, as every config error says it (the `--` command has none).
@@ -108,6 +111,45 @@ fn script_problem(argv: &[String], spec: &ProgramSpec) -> Option<String> {
         )),
         Ok(_) => None,
     }
+}
+
+/// The most of a script read to find its `#!` line (the kernel reads 256 bytes).
+const SHEBANG_BYTES: u64 = 256;
+
+/// Why the script `program` cannot be executed although it is there: its `#!` names an
+/// interpreter that does not exist (an image moved off s6-overlay keeps
+/// `#!/usr/bin/with-contenv bash`), which execve reports as a missing file.
+fn shebang_problem(program: &str, spec: &ProgramSpec) -> Option<String> {
+    use std::io::Read;
+    if !program.contains('/') {
+        return None;
+    }
+    let path = match (Path::new(program).is_relative(), &spec.workdir) {
+        (true, Some(dir)) => dir.join(program),
+        _ => Path::new(program).to_path_buf(),
+    };
+    let mut head = Vec::new();
+    std::fs::File::open(&path)
+        .ok()?
+        .take(SHEBANG_BYTES)
+        .read_to_end(&mut head)
+        .ok()?;
+    let line = head.strip_prefix(b"#!")?.split(|&b| b == b'\n').next()?;
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_whitespace();
+    let interpreter = words.next()?;
+    if !interpreter.starts_with('/') || Path::new(interpreter).exists() {
+        return None;
+    }
+    let with_contenv = interpreter.rsplit('/').next() == Some("with-contenv");
+    Some(if with_contenv {
+        let inner = words.next().unwrap_or("sh");
+        format!(
+            "starts with #!{interpreter}, s6-overlay's, which this image does not have: run it through its interpreter, as [\"{inner}\", {program:?}]"
+        )
+    } else {
+        format!("starts with #!{interpreter}, which does not exist")
+    })
 }
 
 /// Why `program` (argv[0] of `spec`) cannot be executed, if it cannot.

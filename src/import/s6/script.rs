@@ -88,7 +88,11 @@ pub fn command(tree: &mut Tree, rel: &Path, notes: &mut Vec<Note>) -> Result<Com
                 ..Command::default()
             }
         }
-        "execlineb" => return Ok(execline_script(&text, &body, &shown, &path, &interp, notes)),
+        "execlineb" => {
+            return Ok(execline_script(
+                tree, &text, &body, &shown, &path, &interp, notes,
+            ));
+        }
         _ if tree.executable(rel) => Command {
             words: vec![path],
             ..Command::default()
@@ -103,6 +107,7 @@ pub fn command(tree: &mut Tree, rel: &Path, notes: &mut Vec<Note>) -> Result<Com
     };
     out.reads_args = reads_args(&body);
     out.ready_check = notifyoncheck_check(&body);
+    note_contenv_execs(tree, &body, &shown, notes);
     idioms::scan(&text, &shown, 1, notes);
     Ok(out)
 }
@@ -137,6 +142,7 @@ pub fn notifyoncheck_check(body: &str) -> Option<String> {
 
 /// An execline script: its chain as a command, else execlineb with the script.
 fn execline_script(
+    tree: &mut Tree,
     text: &str,
     body: &str,
     shown: &Path,
@@ -150,7 +156,10 @@ fn execline_script(
         .skip(1)
         .any(|a| a.starts_with("-S") || a.starts_with("-s"));
     match execline::simple(body) {
-        Ok(chain) => {
+        Ok(mut chain) => {
+            if let Some(words) = through_contenv_interpreter(tree, &chain.words, shown, notes) {
+                chain.words = words;
+            }
             notes.push(Note::at(
                 shown,
                 1,
@@ -259,6 +268,91 @@ pub fn command_line(
                 words: vec!["execlineb".into(), "-c".into(), text.trim().to_string()],
                 ..Command::default()
             }))
+        }
+    }
+}
+
+/// The interpreter of the script at image path `program` when its `#!` names with-contenv
+/// (`#!/usr/bin/with-contenv bash` gives `["bash"]`, a bare one `["/bin/sh"]`); `None` for any
+/// other file, or one not under the root.
+fn contenv_interpreter(tree: &mut Tree, program: &str) -> Option<Vec<String>> {
+    let rel = Path::new(program).strip_prefix("/").ok()?;
+    if !matches!(tree.kind(rel), Ok(Some(super::tree::Kind::File))) {
+        return None;
+    }
+    let Ok(Contents::Text(text)) = tree.read(rel) else {
+        return None;
+    };
+    let shebang = text.lines().next()?.strip_prefix("#!")?;
+    let mut words: Vec<String> = shebang.split_whitespace().map(str::to_string).collect();
+    if words.first().map(|w| base(w)).as_deref() != Some("with-contenv") {
+        return None;
+    }
+    words.remove(0);
+    if words.is_empty() {
+        words.push("/bin/sh".into());
+    }
+    Some(words)
+}
+
+/// `words` with a with-contenv script outside the layout run through its interpreter:
+/// `["/app/start.sh", "-x"]` becomes `["bash", "/app/start.sh", "-x"]`. Kept as it was, the
+/// script's `#!` names a program that leaves the image with s6-overlay, and every start
+/// exits 127.
+fn through_contenv_interpreter(
+    tree: &mut Tree,
+    words: &[String],
+    shown: &Path,
+    notes: &mut Vec<Note>,
+) -> Option<Vec<String>> {
+    let program = words.first()?;
+    let mut out = contenv_interpreter(tree, program)?;
+    notes.push(Note::at(
+        shown,
+        1,
+        "with-contenv",
+        format!(
+            "it runs {program}, whose #! names with-contenv: it runs through {} instead",
+            out[0]
+        ),
+        "",
+    ));
+    out.extend(words.iter().cloned());
+    Some(out)
+}
+
+/// Notes each `exec /PATH` of a shell script whose target's `#!` names with-contenv: the
+/// script itself runs, but the program it hands over to then exits 127 once s6-overlay is gone,
+/// and the import does not rewrite scripts.
+fn note_contenv_execs(tree: &mut Tree, body: &str, shown: &Path, notes: &mut Vec<Note>) {
+    for (i, line) in body.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("exec ") else {
+            continue;
+        };
+        let Some(target) = rest
+            .split_whitespace()
+            .next()
+            .filter(|t| t.starts_with('/'))
+        else {
+            continue;
+        };
+        if let Some(interp) = contenv_interpreter(tree, target) {
+            notes.push(Note::at(
+                shown,
+                i + 2,
+                "with-contenv",
+                format!(
+                    "it execs {target}, whose #! names with-contenv, which is not in the image once s6-overlay is gone: that exec fails with 127"
+                ),
+                {
+                    let shebang = if interp[0].starts_with('/') {
+                        format!("#!{}", interp[0])
+                    } else {
+                        format!("#!/usr/bin/env {}", interp[0])
+                    };
+                    format!("write `exec {} {target}` here, or change the first line of {target} to {shebang}", interp[0])
+                },
+            ));
         }
     }
 }
