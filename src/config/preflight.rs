@@ -98,10 +98,7 @@ fn interpreted_script(argv: &[String]) -> Option<&str> {
 /// (the interpreter then exits 127 or 126 at every start). A script needs no x bit here.
 fn script_problem(argv: &[String], spec: &ProgramSpec) -> Option<String> {
     let script = interpreted_script(argv)?;
-    let path = match (Path::new(script).is_relative(), &spec.workdir) {
-        (true, Some(dir)) => dir.join(script),
-        _ => Path::new(script).to_path_buf(),
-    };
+    let path = in_workdir(script, spec);
     match std::fs::metadata(&path) {
         Err(_) => Some(format!(
             "is given the script {script:?}, which does not exist"
@@ -110,6 +107,15 @@ fn script_problem(argv: &[String], spec: &ProgramSpec) -> Option<String> {
             "is given the script {script:?}, which is not a file"
         )),
         Ok(_) => None,
+    }
+}
+
+/// Where a path of `spec`'s command is: a relative one is under the program's workdir, as
+/// execve sees it after the chdir.
+fn in_workdir(path: &str, spec: &ProgramSpec) -> std::path::PathBuf {
+    match (Path::new(path).is_relative(), &spec.workdir) {
+        (true, Some(dir)) => dir.join(path),
+        _ => Path::new(path).to_path_buf(),
     }
 }
 
@@ -124,10 +130,7 @@ fn shebang_problem(program: &str, spec: &ProgramSpec) -> Option<String> {
     if !program.contains('/') {
         return None;
     }
-    let path = match (Path::new(program).is_relative(), &spec.workdir) {
-        (true, Some(dir)) => dir.join(program),
-        _ => Path::new(program).to_path_buf(),
-    };
+    let path = in_workdir(program, spec);
     let mut head = Vec::new();
     std::fs::File::open(&path)
         .ok()?
@@ -155,10 +158,7 @@ fn shebang_problem(program: &str, spec: &ProgramSpec) -> Option<String> {
 /// Why `program` (argv[0] of `spec`) cannot be executed, if it cannot.
 fn executable_problem(program: &str, spec: &ProgramSpec) -> Option<String> {
     if program.contains('/') {
-        let path = match (Path::new(program).is_relative(), &spec.workdir) {
-            (true, Some(dir)) => dir.join(program),
-            _ => Path::new(program).to_path_buf(),
-        };
+        let path = in_workdir(program, spec);
         return match std::fs::metadata(&path) {
             Err(_) => Some("does not exist".into()),
             Ok(m) if !m.is_file() => Some("is not a file".into()),
