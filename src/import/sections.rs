@@ -208,7 +208,7 @@ pub fn other(section: &Section) -> Option<Note> {
         ),
         "rpcinterface" => (
             "ctrlinit has no XML-RPC interface: its socket speaks one line of JSON per request",
-            "README: The control protocol",
+            "see the book's reference, The control protocol (docs/src/reference/protocol.md)",
         ),
         "ctlplugin" => ("supervisorctl plugins are not supported", ""),
         "fcgi-program" => (
