@@ -290,9 +290,13 @@ command = ["/bin/sh", "-c", "x=$(head -c 16000000 /dev/zero | tr '\\0' a); touch
 /// A program that makes a cgroup below its own and moves a process there (in a session of its
 /// own, so out of the program's process group too), as a container runtime or another init
 /// does. `$$` is `$` after ctrlinit's interpolation.
+/// Makes a sub-group two deep below its own and starts a process in a session of its own
+/// there. That process moves itself before it writes its pid, so a pid in the file is one in
+/// place: moved by its parent (`echo $! > cgroup.procs`) it was not, when `setsid` forked (as
+/// it does when it leads its process group) and the parent moved the one that exits.
 const NESTER: &str = r#"
 [program.nester]
-command = ["/bin/sh", "-c", "m=$$(grep ' - cgroup2 ' /proc/self/mountinfo | head -n1 | cut -d' ' -f5); g=$$m$$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir -p $$g/inner/deeper; setsid sh -c 'echo $$$$ >> {dir}/inner.pid; exec sleep 1001' & echo $$! > $$g/inner/deeper/cgroup.procs; echo $$g > {dir}/group; exec sleep 1000"]
+command = ["/bin/sh", "-c", "m=$$(grep ' - cgroup2 ' /proc/self/mountinfo | head -n1 | cut -d' ' -f5); g=$$m$$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir -p $$g/inner/deeper; echo $$g > {dir}/group; export g; setsid sh -c 'echo $$$$ > $$g/inner/deeper/cgroup.procs; echo $$$$ >> {dir}/inner.pid; exec sleep 1001' & exec sleep 1000"]
 stop_timeout = "2s"
 "#;
 
@@ -310,7 +314,7 @@ fn cgroup_mode_stops_and_removes_the_groups_a_program_made_below_its_own() {
             let ns: i32 = lines.get(k - 1)?.trim().parse().ok()?;
             host_pid(&init, ns)
         });
-        let group = wait_for_file(&init.dir().join("group"));
+        let group = wait_for_text(&init.dir().join("group"));
         let deeper = std::path::PathBuf::from(format!("{root}{}/inner/deeper", group.trim()));
         wait_until("the nested process in its sub-group", DEADLINE, || {
             std::fs::read_to_string(deeper.join("cgroup.procs"))
