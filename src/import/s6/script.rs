@@ -76,11 +76,7 @@ pub fn command(tree: &mut Tree, rel: &Path, notes: &mut Vec<Note>) -> Result<Com
     let body: String = text.lines().skip(1).collect::<Vec<_>>().join("\n");
     let mut out = match program.as_str() {
         "with-contenv" => {
-            interp.remove(0);
-            let mut words = interp;
-            if words.is_empty() {
-                words.push("/bin/sh".into());
-            }
+            let mut words = contenv_words(shebang).unwrap_or_default();
             words.push(path);
             Command {
                 words,
@@ -283,7 +279,12 @@ fn contenv_interpreter(tree: &mut Tree, program: &str) -> Option<Vec<String>> {
     let Ok(Contents::Text(text)) = tree.read(rel) else {
         return None;
     };
-    let shebang = text.lines().next()?.strip_prefix("#!")?;
+    contenv_words(text.lines().next()?.strip_prefix("#!")?)
+}
+
+/// The interpreter a `#!` line (without the `#!`) that names with-contenv runs the script
+/// with: `/usr/bin/with-contenv bash` gives `["bash"]`, a bare one `["/bin/sh"]`.
+fn contenv_words(shebang: &str) -> Option<Vec<String>> {
     let mut words: Vec<String> = shebang.split_whitespace().map(str::to_string).collect();
     if words.first().map(|w| base(w)).as_deref() != Some("with-contenv") {
         return None;
